@@ -1,0 +1,1 @@
+//! Shared fixtures for pm's criterion benches (inputs only; no production code lives here).

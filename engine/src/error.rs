@@ -1,0 +1,440 @@
+//! The one error type of the pm libraries and its stable codes.
+//! Every variant carries structured fields; `code()` maps each to a catalogued snake_case code.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Result alias used across `pm-engine` and `pm-index`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the pm libraries.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No initialized tracker was found from the starting directory.
+    #[error("no pm tracker found (looked for {tried})")]
+    NotInProject {
+        /// The directory the search started from.
+        cwd: PathBuf,
+        /// The tracker root that was expected but is not initialized.
+        tried: PathBuf,
+    },
+
+    /// No item file exists for the id.
+    #[error("Item {id} not found")]
+    ItemNotFound {
+        /// The normalized id that was looked up.
+        id: String,
+    },
+
+    /// An id is malformed (bad characters, path separators, reserved words).
+    #[error("invalid item id {input:?}: {reason}")]
+    InvalidId {
+        /// The raw input.
+        input: String,
+        /// Why it was refused.
+        reason: String,
+    },
+
+    /// A flag or argument value is outside its legal domain.
+    #[error("invalid value {value:?} for {field}: {reason}")]
+    InvalidArgument {
+        /// The flag or field name, e.g. `--status`.
+        field: String,
+        /// The rejected value.
+        value: String,
+        /// Why it was rejected.
+        reason: String,
+        /// The legal values, when the domain is finite.
+        allowed: Vec<String>,
+    },
+
+    /// An item file could not be parsed or failed the read checks.
+    #[error("{path}: {detail}")]
+    ItemInvalid {
+        /// The item file.
+        path: PathBuf,
+        /// What kind of problem it is.
+        kind: ItemInvalidKind,
+        /// Human detail, including the line when known.
+        detail: String,
+    },
+
+    /// A tracker file contains git merge-conflict markers.
+    #[error("{path}:{line}: unresolved merge conflict markers")]
+    ConflictMarkers {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the first marker.
+        line: usize,
+        /// Whether the file is a history stream (as opposed to an item file).
+        history: bool,
+    },
+
+    /// A history stream line is not valid JSON or not a valid entry.
+    #[error("History for {id} contains invalid JSON at line {line}: {detail}")]
+    HistoryInvalid {
+        /// The item id of the stream.
+        id: String,
+        /// The stream file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// Parser detail.
+        detail: String,
+    },
+
+    /// The same id exists in more than one item file.
+    #[error("item {id} exists in more than one file: {}", display_paths(paths))]
+    DuplicateId {
+        /// The duplicated id.
+        id: String,
+        /// Every file that claims it.
+        paths: Vec<PathBuf>,
+    },
+
+    /// A lock is held by another live process and the wait budget ran out.
+    #[error("lock {} is held by {owner} (pid {pid})", lock_path.display())]
+    LockHeld {
+        /// The lock file.
+        lock_path: PathBuf,
+        /// Owner recorded in the lock file.
+        owner: String,
+        /// Process id recorded in the lock file.
+        pid: u32,
+        /// How long we waited, in milliseconds.
+        waited_ms: u64,
+    },
+
+    /// A lock is stale and removing it requires `--force`.
+    #[error("lock {} is stale (older than its {ttl_seconds}s ttl)", lock_path.display())]
+    LockStale {
+        /// The lock file.
+        lock_path: PathBuf,
+        /// The ttl that was exceeded.
+        ttl_seconds: u64,
+    },
+
+    /// A lock path would escape the tracker or is a symlink.
+    #[error("unsafe lock path {}: {reason}", path.display())]
+    LockPathUnsafe {
+        /// The refused path.
+        path: PathBuf,
+        /// Why it was refused.
+        reason: String,
+    },
+
+    /// An I/O operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// An invariant inside pm was violated; this is a bug.
+    #[error("internal error: {detail}")]
+    Internal {
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+/// Sub-kinds of [`Error::ItemInvalid`], mirroring pm's `item_document_invalid` reasons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ItemInvalidKind {
+    /// TOON or JSON syntax error, or a document without the shape of an item.
+    Syntax,
+    /// A required field is absent.
+    MissingRequiredField,
+    /// A field has the wrong type or an out-of-range value.
+    Schema,
+    /// The status does not resolve through the status registry.
+    UnknownStatus,
+    /// The filename stem differs from `metadata.id`.
+    IdMismatch,
+}
+
+impl ItemInvalidKind {
+    /// Returns pm's reason token for this kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemInvalidKind::Syntax => "syntax_error",
+            ItemInvalidKind::MissingRequiredField => "missing_required_field",
+            ItemInvalidKind::Schema => "schema_validation_error",
+            ItemInvalidKind::UnknownStatus => "unknown_status",
+            ItemInvalidKind::IdMismatch => "id_mismatch",
+        }
+    }
+}
+
+fn display_paths(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Stable error codes. Never renamed, never reused; listed in `docs/errors.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// No tracker found (machine contract C7).
+    NotInProject,
+    /// Unknown item id.
+    ItemNotFound,
+    /// Malformed id.
+    InvalidItemId,
+    /// A value outside its legal domain.
+    InvalidArgumentValue,
+    /// An item file that cannot be read.
+    ItemDocumentInvalid,
+    /// Merge-conflict markers in an item file.
+    MergeConflictMarkersDetected,
+    /// Merge-conflict markers in a history stream.
+    HistoryMergeConflictMarkersDetected,
+    /// A history stream that cannot be parsed.
+    HistoryInvalid,
+    /// The same id in several files.
+    DuplicateItemId,
+    /// A lock held past the wait budget.
+    LockConflict,
+    /// A stale lock whose removal needs `--force`.
+    LockStale,
+    /// A lock path that is a symlink or escapes the tracker.
+    LockPathUnsafe,
+    /// An I/O failure.
+    Io,
+    /// A bug.
+    Internal,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order (used by the snapshot test and `pm contracts`).
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::NotInProject,
+        ErrorCode::ItemNotFound,
+        ErrorCode::InvalidItemId,
+        ErrorCode::InvalidArgumentValue,
+        ErrorCode::ItemDocumentInvalid,
+        ErrorCode::MergeConflictMarkersDetected,
+        ErrorCode::HistoryMergeConflictMarkersDetected,
+        ErrorCode::HistoryInvalid,
+        ErrorCode::DuplicateItemId,
+        ErrorCode::LockConflict,
+        ErrorCode::LockStale,
+        ErrorCode::LockPathUnsafe,
+        ErrorCode::Io,
+        ErrorCode::Internal,
+    ];
+
+    /// Returns the snake_case code string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotInProject => "not_in_project",
+            ErrorCode::ItemNotFound => "item_not_found",
+            ErrorCode::InvalidItemId => "invalid_item_id",
+            ErrorCode::InvalidArgumentValue => "invalid_argument_value",
+            ErrorCode::ItemDocumentInvalid => "item_document_invalid",
+            ErrorCode::MergeConflictMarkersDetected => "merge_conflict_markers_detected",
+            ErrorCode::HistoryMergeConflictMarkersDetected => {
+                "history_merge_conflict_markers_detected"
+            }
+            ErrorCode::HistoryInvalid => "history_invalid_json",
+            ErrorCode::DuplicateItemId => "duplicate_item_id",
+            ErrorCode::LockConflict => "lock_conflict",
+            ErrorCode::LockStale => "lock_stale",
+            ErrorCode::LockPathUnsafe => "lock_path_unsafe",
+            ErrorCode::Io => "io_error",
+            ErrorCode::Internal => "internal_error",
+        }
+    }
+
+    /// Returns the family the code belongs to; `pm-cli`'s exit table is keyed by family.
+    pub fn family(self) -> ErrorFamily {
+        match self {
+            ErrorCode::NotInProject | ErrorCode::ItemNotFound => ErrorFamily::NotFound,
+            ErrorCode::InvalidItemId | ErrorCode::InvalidArgumentValue => {
+                ErrorFamily::InvalidArgument
+            }
+            ErrorCode::ItemDocumentInvalid
+            | ErrorCode::MergeConflictMarkersDetected
+            | ErrorCode::HistoryMergeConflictMarkersDetected
+            | ErrorCode::HistoryInvalid => ErrorFamily::ParseFailed,
+            ErrorCode::DuplicateItemId => ErrorFamily::Conflict,
+            ErrorCode::LockConflict | ErrorCode::LockStale => ErrorFamily::LockHeld,
+            ErrorCode::LockPathUnsafe => ErrorFamily::InvalidArgument,
+            ErrorCode::Io => ErrorFamily::Io,
+            ErrorCode::Internal => ErrorFamily::Internal,
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Error families (the short names of `STYLE.md` §4); the CLI maps each to one exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum ErrorFamily {
+    /// Tracker or item not found.
+    NotFound,
+    /// Invalid flags, values or combinations.
+    InvalidArgument,
+    /// A held lock.
+    LockHeld,
+    /// A state conflict.
+    Conflict,
+    /// A required dependency operation failed.
+    DependencyFailed,
+    /// Unparseable tracker data.
+    ParseFailed,
+    /// I/O failure.
+    Io,
+    /// The derived index could not be used where it was required.
+    IndexUnavailable,
+    /// A bug.
+    Internal,
+}
+
+impl ErrorFamily {
+    /// Returns the family name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorFamily::NotFound => "not_found",
+            ErrorFamily::InvalidArgument => "invalid_argument",
+            ErrorFamily::LockHeld => "lock_held",
+            ErrorFamily::Conflict => "conflict",
+            ErrorFamily::DependencyFailed => "dependency_failed",
+            ErrorFamily::ParseFailed => "parse_failed",
+            ErrorFamily::Io => "io",
+            ErrorFamily::IndexUnavailable => "index_unavailable",
+            ErrorFamily::Internal => "internal",
+        }
+    }
+}
+
+impl Error {
+    /// Returns the stable code of this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::NotInProject { .. } => ErrorCode::NotInProject,
+            Error::ItemNotFound { .. } => ErrorCode::ItemNotFound,
+            Error::InvalidId { .. } => ErrorCode::InvalidItemId,
+            Error::InvalidArgument { .. } => ErrorCode::InvalidArgumentValue,
+            Error::ItemInvalid { .. } => ErrorCode::ItemDocumentInvalid,
+            Error::ConflictMarkers { history: false, .. } => {
+                ErrorCode::MergeConflictMarkersDetected
+            }
+            Error::ConflictMarkers { history: true, .. } => {
+                ErrorCode::HistoryMergeConflictMarkersDetected
+            }
+            Error::HistoryInvalid { .. } => ErrorCode::HistoryInvalid,
+            Error::DuplicateId { .. } => ErrorCode::DuplicateItemId,
+            Error::LockHeld { .. } => ErrorCode::LockConflict,
+            Error::LockStale { .. } => ErrorCode::LockStale,
+            Error::LockPathUnsafe { .. } => ErrorCode::LockPathUnsafe,
+            Error::Io { .. } => ErrorCode::Io,
+            Error::Internal { .. } => ErrorCode::Internal,
+        }
+    }
+
+    /// Returns a one-line fix for the user, computed from the variant.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::NotInProject { tried, .. } => Some(format!(
+                "run `pm init` in the project root, or point --pm-path/PM_PATH at an existing tracker (looked for {})",
+                tried.display()
+            )),
+            Error::ItemNotFound { .. } => Some(
+                "check the id with `pm list --all` or `pm search <keyword>`; confirm --pm-path/PM_PATH".into(),
+            ),
+            Error::InvalidId { .. } => Some(
+                "ids are lowercase letters, digits and '-', like pm-a1b2; '/', '..', none and null are refused".into(),
+            ),
+            Error::InvalidArgument { allowed, .. } if !allowed.is_empty() => {
+                Some(format!("use one of: {}", allowed.join(", ")))
+            }
+            Error::InvalidArgument { .. } => None,
+            Error::ItemInvalid { path, .. } => Some(format!(
+                "fix or restore the file (e.g. `git checkout -- {}`); nothing was written",
+                path.display()
+            )),
+            Error::ConflictMarkers { path, .. } => Some(format!(
+                "resolve the merge conflict in {} and commit the result",
+                path.display()
+            )),
+            Error::HistoryInvalid { path, line, .. } => Some(format!(
+                "repair line {line} of {} (a torn last line can be removed); history is append-only otherwise",
+                path.display()
+            )),
+            Error::DuplicateId { paths, .. } => Some(format!(
+                "keep one file and remove the others: {}",
+                display_paths(paths)
+            )),
+            Error::LockHeld { lock_path, pid, .. } => Some(format!(
+                "wait for process {pid} to finish, raise PM_LOCK_WAIT_MS, or remove {} if that process is gone",
+                lock_path.display()
+            )),
+            Error::LockStale { lock_path, .. } => Some(format!(
+                "re-run with --force to clear the stale lock, or delete {}",
+                lock_path.display()
+            )),
+            Error::LockPathUnsafe { .. } => {
+                Some("remove the symlink under locks/ and retry".into())
+            }
+            Error::Io { path, .. } => Some(format!(
+                "check that {} exists and is readable/writable",
+                path.display()
+            )),
+            Error::Internal { .. } => Some("this is a bug in pm; please report it".into()),
+        }
+    }
+
+    /// Returns an internal-invariant error.
+    pub fn internal(detail: impl Into<String>) -> Error {
+        Error::Internal {
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Attaches a path to `std::io::Result`s, turning them into [`Error::Io`].
+pub trait IoResultExt<T> {
+    /// Converts an I/O error into [`Error::Io`] naming `path`.
+    fn at(self, path: impl AsRef<Path>) -> Result<T>;
+}
+
+impl<T> IoResultExt<T> for std::io::Result<T> {
+    fn at(self, path: impl AsRef<Path>) -> Result<T> {
+        self.map_err(|source| Error::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_snake_case() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in ErrorCode::ALL {
+            let s = code.as_str();
+            assert!(seen.insert(s), "duplicate code {s}");
+            assert!(
+                s.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{s} is not snake_case"
+            );
+        }
+    }
+}

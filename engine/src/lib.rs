@@ -1,0 +1,11 @@
+//! pm's storage engine: tracker discovery, settings and schema, the item model with its TOON and
+//! Markdown codecs, canonicalization, hashes, history, locks and atomic writes. No SQL, no CLI.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+pub mod clock;
+pub mod error;
+pub mod json;
+
+pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result};
