@@ -6,6 +6,8 @@
 
 pub mod clock;
 pub mod error;
+pub mod hash;
+pub mod item;
 pub mod json;
 
 pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result};
