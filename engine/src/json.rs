@@ -153,7 +153,13 @@ enum KeyOrder {
     Utf16Sorted,
 }
 
-fn write_value(out: &mut String, value: &Value, order: KeyOrder, indent: Option<usize>, depth: usize) {
+fn write_value(
+    out: &mut String,
+    value: &Value,
+    order: KeyOrder,
+    indent: Option<usize>,
+    depth: usize,
+) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -223,13 +229,19 @@ mod tests {
         assert_eq!(format_f64(1.5e-7), "1.5e-7");
         assert_eq!(format_f64(123456789012345680000.0), "123456789012345680000");
         assert_eq!(format_f64(f64::NAN), "null");
-        assert_eq!(format_number(&Number::from(18_014_398_509_481_984u64)), "18014398509481984");
+        assert_eq!(
+            format_number(&Number::from(18_014_398_509_481_984u64)),
+            "18014398509481984"
+        );
         assert_eq!(number_from_f64(1000.0), Some(Number::from(1000)));
     }
 
     #[test]
     fn strings_escape_like_json_stringify() {
-        assert_eq!(quote("a\"b\\c\n\u{1}\u{7f}é"), "\"a\\\"b\\\\c\\n\\u0001\u{7f}é\"");
+        assert_eq!(
+            quote("a\"b\\c\n\u{1}\u{7f}é"),
+            "\"a\\\"b\\\\c\\n\\u0001\u{7f}é\""
+        );
         assert_eq!(quote("\u{8}\u{c}\t\r"), "\"\\b\\f\\t\\r\"");
     }
 
