@@ -130,7 +130,7 @@ impl Settings {
     /// means preset `default`, and `item_format: "json_markdown"` becomes `toon` with
     /// `settings_item_format_legacy_json_markdown_coerced_to_toon`.
     pub fn from_text(text: &str, env: &SettingsEnv) -> (Settings, Vec<Notice>) {
-        let parsed: Value = match serde_json::from_str(text.trim_start_matches('\u{FEFF}')) {
+        let parsed: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(err) => {
                 let notice = Notice::new(
