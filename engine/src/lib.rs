@@ -5,7 +5,10 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod clock;
+pub mod collate;
 pub mod error;
 pub mod json;
+pub mod timestamp;
+pub mod toon;
 
 pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result};
