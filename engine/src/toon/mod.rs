@@ -2,11 +2,14 @@
 //! options (item files are written with `encode`), and `render_output` is pm's stdout renderer
 //! built on top of `encode`. No I/O here.
 
+mod arrays;
 mod decode;
 mod encode;
 mod header;
+mod quote;
 mod render;
 mod scan;
+mod shape;
 mod token;
 
 pub use decode::decode;

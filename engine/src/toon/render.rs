@@ -2,7 +2,8 @@
 //! prints raw keys and JSON-quoted scalars, handing tabular arrays to [`super::encode`]. It is
 //! not decodable TOON in general and is used only for command output, never for files.
 
-use super::encode::{entries, write_array_at, write_key_value_at};
+use super::encode::{write_array_at, write_key_value_at};
+use super::shape::entries;
 use super::token::is_js_whitespace;
 use crate::json::{format_number, write_string as write_json_string};
 use serde_json::{Map, Value};
