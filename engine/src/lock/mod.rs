@@ -3,7 +3,6 @@
 //! `.stale-cleanup` gate, bounded jittered waiting, and a guard that unlinks on drop.
 
 mod gate;
-mod timestamp;
 
 use crate::clock::{Clock, EpochMs};
 use crate::error::{Error, IoResultExt, Result};
@@ -17,7 +16,6 @@ use std::fs::{self, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use timestamp::parse_iso_ms;
 
 /// Suffix of the directory that serializes stale-lock removal.
 pub const STALE_GATE_SUFFIX: &str = ".stale-cleanup";
@@ -130,7 +128,7 @@ pub fn read_lock_info(path: &Path) -> LockRead {
 /// malformed or its timestamp unparseable.
 pub fn is_stale(read: &LockRead, ttl_seconds: u64, now_ms: EpochMs) -> bool {
     let created = match read {
-        LockRead::Held(info) => parse_iso_ms(&info.created_at),
+        LockRead::Held(info) => crate::timestamp::parse_timestamp(&info.created_at),
         _ => None,
     };
     match created {

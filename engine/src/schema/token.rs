@@ -1,16 +1,8 @@
 //! String primitives shared by the settings and schema normalizers: JavaScript `trim`/`\s`
 //! semantics, pm's status-token normalization and its trimmed, de-duplicated, sorted lists.
 
-use std::cmp::Ordering;
-
-/// Compares two strings the way pm's `localeCompare` sorts do.
-///
-/// TEMPORARY: byte order stands in for `crate::collate::locale_compare` (branch `codec`) until
-/// that module is merged; swap the body for a call to it. Every collation in settings and schema
-/// normalization goes through this one function so the swap is a one-line change.
-pub(crate) fn locale_compare(a: &str, b: &str) -> Ordering {
-    a.cmp(b)
-}
+/// pm sorts with JavaScript's `localeCompare`; re-exported for the normalizers here.
+pub(crate) use crate::collate::locale_compare;
 
 /// Returns true for the characters JavaScript's `trim()` and the regex class `\s` treat as
 /// whitespace (differs from `char::is_whitespace` on U+FEFF and U+0085).
