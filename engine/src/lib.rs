@@ -6,6 +6,7 @@
 
 pub mod atomic;
 pub mod clock;
+pub mod collate;
 pub mod error;
 pub mod ids;
 pub mod init;
@@ -14,6 +15,8 @@ pub mod lock;
 pub mod notice;
 pub mod schema;
 pub mod settings;
+pub mod timestamp;
+pub mod toon;
 pub mod tracker;
 
 pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result};
