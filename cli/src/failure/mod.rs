@@ -229,3 +229,99 @@ pub fn report(
     let _ = result;
     code
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn invocation(args: &[&str], command: &str) -> Invocation {
+        let argv: Vec<OsString> = std::iter::once("pm")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let mut inv = Invocation::from_argv(&argv);
+        inv.set_command(command);
+        inv
+    }
+
+    /// pm-cli's own `item_not_found` document (reads golden `fx-100/get-missing.json.stderr`)
+    /// carries the same guidance and recovery values as our envelope.
+    #[test]
+    fn item_not_found_matches_pm_cli_wording() -> Result<(), Box<dyn std::error::Error>> {
+        let path = pm_testkit::shared_file("golden/reads/fx-100/get-missing.json.stderr");
+        let golden: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+        let error = Error::ItemNotFound {
+            id: "pm-doesnotexist".into(),
+        };
+        let inv = invocation(&["get", "pm-doesnotexist", "--json"], "get");
+        let ours = serde_json::to_value(envelope(&error, &inv))?;
+        assert_eq!(ours["ok"], false);
+        let ours = &ours["error"];
+        assert_eq!(ours["message"], golden["detail"]);
+        for key in [
+            "code",
+            "title",
+            "required",
+            "why",
+            "examples",
+            "next_steps",
+            "exit_code",
+            "recovery",
+            "refusal",
+        ] {
+            assert_eq!(ours[key], golden[key], "{key}");
+        }
+        assert_eq!(ours["changed"], false);
+        Ok(())
+    }
+
+    #[test]
+    fn text_report_lists_the_cause_chain() {
+        let error = Error::Io {
+            path: "/t/settings.json".into(),
+            source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied"),
+        };
+        assert_eq!(
+            text_report(&error),
+            "error[io_error]: /t/settings.json: denied\n\
+             hint: check that /t/settings.json exists and is readable/writable\n\
+             caused by: denied\n"
+        );
+    }
+
+    #[test]
+    fn text_mode_writes_nothing_on_stdout() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let error = Error::ItemNotFound { id: "pm-x".into() };
+        let inv = invocation(&["get", "pm-x"], "get");
+        let code = report(&error, &inv, Format::Toon, false, &mut out, &mut err);
+        assert_eq!(code, 3);
+        assert!(out.is_empty());
+        assert!(
+            String::from_utf8_lossy(&err)
+                .starts_with("error[item_not_found]: Item pm-x not found\nhint: ")
+        );
+    }
+
+    #[test]
+    fn invalid_argument_names_its_domain() -> Result<(), Box<dyn std::error::Error>> {
+        let error = Error::InvalidArgument {
+            field: "--status".into(),
+            value: "nope".into(),
+            reason: "unknown status".into(),
+            allowed: vec!["open".into(), "closed".into()],
+        };
+        let body = envelope(&error, &invocation(&["list", "--status", "nope"], "list")).error;
+        assert_eq!(body.exit_code, 2);
+        assert_eq!(body.refusal.surface, "--status");
+        assert_eq!(body.refusal.rejected_value.as_deref(), Some("nope"));
+        assert_eq!(
+            body.refusal.legal_domain,
+            Some(vec!["open".into(), "closed".into()])
+        );
+        assert_eq!(body.recovery.allowed_values, ["open", "closed"]);
+        assert_eq!(body.recovery.provided_fields, ["--status"]);
+        Ok(())
+    }
+}
