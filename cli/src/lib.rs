@@ -1,6 +1,174 @@
 //! The `pm` command line: parse, build the context, dispatch, render, map errors to exit codes.
+//! `run()` is the only code that touches the process (argv, environment, stdout, exit code).
+
+pub mod args;
+pub mod commands;
+pub mod ctx;
+pub mod exit;
+pub mod failure;
+pub mod render;
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::Cli;
+use crate::ctx::{Ctx, Environment};
+use crate::failure::{Invocation, ParseOutcome};
+use crate::render::Format;
 
 /// Runs pm with the process arguments and environment and returns the exit code.
-pub fn run() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
+pub fn run() -> ExitCode {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let stdout = io::stdout();
+    let stderr = io::stderr();
+    let code = run_with(
+        &argv,
+        Environment::capture(),
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    );
+    ExitCode::from(code)
+}
+
+/// Runs pm with explicit arguments (including the program name), environment and streams, and
+/// returns the exit code.
+///
+/// The five steps: parse (clap derive), build [`Ctx`], dispatch, render, map errors to exit
+/// codes. A broken pipe on stdout ends the run quietly with exit 0.
+pub fn run_with(
+    argv: &[OsString],
+    env: Environment,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
+    let mut inv = Invocation::from_argv(argv);
+    let cli = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(err) => {
+            return match failure::from_clap(&err) {
+                ParseOutcome::Display(text) => {
+                    finish(stdout.write_all(text.as_bytes()), &inv, stdout, stderr)
+                }
+                ParseOutcome::Failure(error) => failure::report(
+                    &error,
+                    &inv,
+                    inv.requested_format(),
+                    inv.requested_quiet(),
+                    stdout,
+                    stderr,
+                ),
+            };
+        }
+    };
+    inv.set_command(cli.command.name());
+    let fallback_format = Format::resolve(cli.global.output_format, cli.global.json, None);
+    let ctx = match Ctx::new(&cli.global, env) {
+        Ok(ctx) => ctx,
+        Err(error) => {
+            return failure::report(
+                &error,
+                &inv,
+                fallback_format,
+                cli.global.quiet,
+                stdout,
+                stderr,
+            );
+        }
+    };
+    let output = match commands::dispatch(&ctx, &cli.command) {
+        Ok(output) => output,
+        Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
+    };
+    if ctx.quiet {
+        return exit::SUCCESS;
+    }
+    finish(output.write(ctx.format, stdout), &inv, stdout, stderr)
+}
+
+/// Maps the result of writing a successful result to the exit code: a broken pipe is a quiet
+/// success (the reader went away), any other write failure is an `io_error`.
+fn finish(
+    written: io::Result<()>,
+    inv: &Invocation,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
+    match written.and_then(|()| stdout.flush()) {
+        Ok(()) => exit::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => exit::SUCCESS,
+        Err(source) => {
+            let error = pm_engine::Error::Io {
+                path: "<stdout>".into(),
+                source,
+            };
+            failure::report(&error, inv, Format::Toon, true, stdout, stderr)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stdout whose reader has gone away.
+    struct Closed(io::ErrorKind);
+
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(self.0.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn argv(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn broken_pipe_on_stdout_is_a_quiet_success() {
+        let mut stderr = Vec::new();
+        let code = run_with(
+            &argv(&["pm", "--help"]),
+            Environment::with_cwd("/"),
+            &mut Closed(io::ErrorKind::BrokenPipe),
+            &mut stderr,
+        );
+        assert_eq!(code, exit::SUCCESS);
+        assert!(stderr.is_empty());
+    }
+
+    #[test]
+    fn other_stdout_failures_are_io_errors() {
+        let mut stderr = Vec::new();
+        let code = run_with(
+            &argv(&["pm", "--version"]),
+            Environment::with_cwd("/"),
+            &mut Closed(io::ErrorKind::StorageFull),
+            &mut stderr,
+        );
+        assert_eq!(code, exit::FAILURE);
+        let text = String::from_utf8_lossy(&stderr);
+        assert!(text.starts_with("error[io_error]: <stdout>: "), "{text}");
+    }
+
+    #[test]
+    fn json_error_keeps_its_exit_code_when_stdout_is_closed() {
+        let mut stderr = Vec::new();
+        let code = run_with(
+            &argv(&["pm", "--json", "--nope"]),
+            Environment::with_cwd("/"),
+            &mut Closed(io::ErrorKind::BrokenPipe),
+            &mut stderr,
+        );
+        assert_eq!(code, exit::USAGE);
+        assert_eq!(
+            String::from_utf8_lossy(&stderr),
+            "error[unknown_option]: unknown option '--nope'\n"
+        );
+    }
 }

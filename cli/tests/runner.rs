@@ -1,3 +1,12 @@
 //! The single integration-test binary of pm-cli; every `tests/test_*.rs` is declared here.
 
+// Shared harness: each test file uses a different subset of it.
+#[allow(dead_code)]
+mod common;
+
 mod test_forgotten_files;
+mod test_help;
+mod test_init;
+mod test_not_in_project;
+mod test_usage_errors;
+mod test_where;

@@ -134,6 +134,23 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// The command line could not be parsed (unknown flag or command, bad or missing value).
+    #[error("{detail}")]
+    Usage {
+        /// Which kind of usage mistake it is.
+        kind: UsageKind,
+        /// One-line description of the mistake.
+        detail: String,
+        /// The offending flag, operand or command as typed, when known.
+        flag: Option<String>,
+        /// The rejected value, when a value was refused.
+        value: Option<String>,
+        /// Close matches for the offending token ("did you mean").
+        suggestions: Box<[String]>,
+        /// The legal values, when the domain is finite.
+        allowed: Box<[String]>,
+    },
+
     /// An invariant inside pm was violated; this is a bug.
     #[error("internal error: {detail}")]
     Internal {
@@ -169,6 +186,24 @@ impl ItemInvalidKind {
             ItemInvalidKind::IdMismatch => "id_mismatch",
         }
     }
+}
+
+/// Sub-kinds of [`Error::Usage`]; each has its own [`ErrorCode`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UsageKind {
+    /// A flag that the command does not declare.
+    UnknownOption,
+    /// A subcommand that does not exist.
+    UnknownCommand,
+    /// A required argument, operand or subcommand is absent.
+    MissingRequiredArgument,
+    /// A flag value or operand outside its legal domain.
+    InvalidValue,
+    /// A positional argument the command does not take.
+    UnexpectedArgument,
+    /// Two arguments that cannot be used together.
+    ConflictingArguments,
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {
@@ -211,6 +246,16 @@ pub enum ErrorCode {
     Io,
     /// A bug.
     Internal,
+    /// A flag the command does not declare.
+    UnknownOption,
+    /// A subcommand that does not exist.
+    UnknownCommand,
+    /// A required argument, operand or subcommand is absent.
+    MissingRequiredArgument,
+    /// A positional argument the command does not take.
+    UnexpectedArgument,
+    /// Two arguments that cannot be used together.
+    ConflictingArguments,
 }
 
 impl ErrorCode {
@@ -230,6 +275,11 @@ impl ErrorCode {
         ErrorCode::LockPathUnsafe,
         ErrorCode::Io,
         ErrorCode::Internal,
+        ErrorCode::UnknownOption,
+        ErrorCode::UnknownCommand,
+        ErrorCode::MissingRequiredArgument,
+        ErrorCode::UnexpectedArgument,
+        ErrorCode::ConflictingArguments,
     ];
 
     /// Returns the snake_case code string.
@@ -251,6 +301,11 @@ impl ErrorCode {
             ErrorCode::LockPathUnsafe => "lock_path_unsafe",
             ErrorCode::Io => "io_error",
             ErrorCode::Internal => "internal_error",
+            ErrorCode::UnknownOption => "unknown_option",
+            ErrorCode::UnknownCommand => "unknown_command",
+            ErrorCode::MissingRequiredArgument => "missing_required_argument",
+            ErrorCode::UnexpectedArgument => "unexpected_argument",
+            ErrorCode::ConflictingArguments => "conflicting_arguments",
         }
     }
 
@@ -258,9 +313,13 @@ impl ErrorCode {
     pub fn family(self) -> ErrorFamily {
         match self {
             ErrorCode::NotInProject | ErrorCode::ItemNotFound => ErrorFamily::NotFound,
-            ErrorCode::InvalidItemId | ErrorCode::InvalidArgumentValue => {
-                ErrorFamily::InvalidArgument
-            }
+            ErrorCode::InvalidItemId
+            | ErrorCode::InvalidArgumentValue
+            | ErrorCode::UnknownOption
+            | ErrorCode::UnknownCommand
+            | ErrorCode::MissingRequiredArgument
+            | ErrorCode::UnexpectedArgument
+            | ErrorCode::ConflictingArguments => ErrorFamily::InvalidArgument,
             ErrorCode::ItemDocumentInvalid
             | ErrorCode::MergeConflictMarkersDetected
             | ErrorCode::HistoryMergeConflictMarkersDetected
@@ -342,6 +401,14 @@ impl Error {
             Error::LockStale { .. } => ErrorCode::LockStale,
             Error::LockPathUnsafe { .. } => ErrorCode::LockPathUnsafe,
             Error::Io { .. } => ErrorCode::Io,
+            Error::Usage { kind, .. } => match kind {
+                UsageKind::UnknownOption => ErrorCode::UnknownOption,
+                UsageKind::UnknownCommand => ErrorCode::UnknownCommand,
+                UsageKind::MissingRequiredArgument => ErrorCode::MissingRequiredArgument,
+                UsageKind::InvalidValue => ErrorCode::InvalidArgumentValue,
+                UsageKind::UnexpectedArgument => ErrorCode::UnexpectedArgument,
+                UsageKind::ConflictingArguments => ErrorCode::ConflictingArguments,
+            },
             Error::Internal { .. } => ErrorCode::Internal,
         }
     }
@@ -394,6 +461,18 @@ impl Error {
                 "check that {} exists and is readable/writable",
                 path.display()
             )),
+            Error::Usage { suggestions, .. } if !suggestions.is_empty() => Some(format!(
+                "did you mean {}?",
+                suggestions
+                    .iter()
+                    .map(|s| format!("'{s}'"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )),
+            Error::Usage { allowed, .. } if !allowed.is_empty() => {
+                Some(format!("use one of: {}", allowed.join(", ")))
+            }
+            Error::Usage { .. } => Some("run `pm --help` for the accepted arguments".into()),
             Error::Internal { .. } => Some("this is a bug in pm; please report it".into()),
         }
     }

@@ -21,5 +21,5 @@ pub mod timestamp;
 pub mod toon;
 pub mod tracker;
 
-pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result};
+pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result, UsageKind};
 pub use notice::Notice;

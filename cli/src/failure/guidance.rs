@@ -1,0 +1,206 @@
+//! The guidance catalogue: per error code, the human headline, the corrective action, the reason
+//! and example commands that the error envelope carries. Wording for `item_not_found` is pm's.
+
+use pm_engine::ErrorCode;
+
+/// What to tell a user or agent about one error code.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Guidance {
+    /// Short headline.
+    pub title: &'static str,
+    /// The corrective action, one sentence.
+    pub required: &'static str,
+    /// Why pm refuses, when worth saying.
+    pub why: Option<&'static str>,
+    /// Commands that illustrate the fix.
+    pub examples: &'static [&'static str],
+    /// Ordered next actions.
+    pub next_steps: &'static [&'static str],
+}
+
+const FALLBACK: Guidance = Guidance {
+    title: "Command failed",
+    required: "Read the message, fix the cause, then retry the command.",
+    why: None,
+    examples: &[],
+    next_steps: &["Re-run with --json for the structured recovery envelope."],
+};
+
+/// Returns the guidance of `code`.
+pub(super) fn guidance(code: ErrorCode) -> Guidance {
+    match code {
+        ErrorCode::NotInProject => Guidance {
+            title: "Tracker not found",
+            required: "Run pm inside an initialized tracker, or point --pm-path/PM_PATH at one.",
+            why: Some("Every command except init reads the tracker's settings and item files."),
+            examples: &["pm init --defaults", "pm --pm-path path/to/.agents/pm list"],
+            next_steps: &[
+                "Initialize a tracker with recovery.suggested_retry, or pass --pm-path to an existing tracker.",
+            ],
+        },
+        ErrorCode::ItemNotFound => Guidance {
+            title: "Item ID not found",
+            required: "Use an existing item ID from current tracker data.",
+            why: Some("Mutation and read commands operate only on known IDs."),
+            examples: &[
+                "pm list --status open --limit 20",
+                "pm search \"<keyword>\" --limit 10",
+            ],
+            next_steps: &["Confirm the active --path/PM_PATH scope, then retry with a valid id."],
+        },
+        ErrorCode::InvalidItemId => Guidance {
+            title: "Invalid item ID",
+            required: "Pass an item ID made of lowercase letters, digits and '-', such as pm-a1b2.",
+            why: Some(
+                "IDs name files inside the tracker, so separators and reserved words are refused.",
+            ),
+            examples: &["pm get pm-a1b2"],
+            next_steps: &["Copy the id from pm list or pm search output, then retry."],
+        },
+        ErrorCode::InvalidArgumentValue => Guidance {
+            title: "Invalid argument value",
+            required: "Pass a value inside the option's legal domain.",
+            why: Some("pm validates values before touching tracker data; nothing was changed."),
+            examples: &[],
+            next_steps: &[
+                "Pick a value from recovery.allowed_values when present, or read the command's --help, then retry.",
+            ],
+        },
+        ErrorCode::ItemDocumentInvalid => Guidance {
+            title: "Item file unreadable",
+            required: "Repair or restore the item file so that it parses as a pm item.",
+            why: Some(
+                "pm never guesses at item contents; an unreadable file is reported, not rewritten.",
+            ),
+            examples: &["git diff -- .agents/pm", "git checkout -- <item file>"],
+            next_steps: &["Fix the reported file, then retry the command."],
+        },
+        ErrorCode::MergeConflictMarkersDetected => Guidance {
+            title: "Unresolved merge conflict in an item file",
+            required: "Resolve the git conflict markers in the item file and commit the result.",
+            why: Some(
+                "An item with conflict markers has two competing versions; pm will not pick one.",
+            ),
+            examples: &["git status", "git diff -- .agents/pm"],
+            next_steps: &["Finish the merge in git, then retry the command."],
+        },
+        ErrorCode::HistoryMergeConflictMarkersDetected => Guidance {
+            title: "Unresolved merge conflict in a history stream",
+            required: "Resolve the git conflict markers in the history stream and commit the result.",
+            why: Some("History streams are hash-chained; a conflicted stream cannot be verified."),
+            examples: &["git status", "git diff -- .agents/pm/history"],
+            next_steps: &["Finish the merge in git, then retry the command."],
+        },
+        ErrorCode::HistoryInvalid => Guidance {
+            title: "History stream unreadable",
+            required: "Repair the reported line of the history stream.",
+            why: Some(
+                "History is append-only and hash-chained; pm reads it line by line and stops at a bad line.",
+            ),
+            examples: &["git diff -- .agents/pm/history"],
+            next_steps: &["Restore the stream from git or remove a torn last line, then retry."],
+        },
+        ErrorCode::DuplicateItemId => Guidance {
+            title: "Duplicate item ID",
+            required: "Keep exactly one file per item ID.",
+            why: Some("An ID must name one item; pm cannot tell which copy is authoritative."),
+            examples: &["git log --follow -- <item file>"],
+            next_steps: &["Remove or rename the extra files, then retry."],
+        },
+        ErrorCode::LockConflict => Guidance {
+            title: "Item is locked by another process",
+            required: "Wait for the other pm process to finish, then retry.",
+            why: Some("pm serialises writers per item so that history stays a single chain."),
+            examples: &["PM_LOCK_WAIT_MS=10000 pm <command>"],
+            next_steps: &["Retry the command; raise PM_LOCK_WAIT_MS to wait longer."],
+        },
+        ErrorCode::LockStale => Guidance {
+            title: "Stale lock",
+            required: "Clear the stale lock with --force, or delete the lock file.",
+            why: Some("The lock outlived its time-to-live; its owner probably crashed."),
+            examples: &[],
+            next_steps: &["Re-run the command with --force."],
+        },
+        ErrorCode::LockPathUnsafe => Guidance {
+            title: "Unsafe lock path",
+            required: "Remove the symlink or escaping path under the tracker's locks/ directory.",
+            why: Some("pm refuses to follow links out of the tracker when it takes a lock."),
+            examples: &[],
+            next_steps: &["Delete the offending entry in locks/, then retry."],
+        },
+        ErrorCode::Io => Guidance {
+            title: "File system error",
+            required: "Make sure the reported path exists and is readable and writable.",
+            why: None,
+            examples: &[],
+            next_steps: &["Fix the permissions or the path, then retry."],
+        },
+        ErrorCode::Internal => Guidance {
+            title: "Internal error",
+            required: "Report this bug with the command line that triggered it.",
+            why: Some("An invariant inside pm did not hold; this is never the user's fault."),
+            examples: &[],
+            next_steps: &["Retry once; if it fails again, file an issue with the full output."],
+        },
+        ErrorCode::UnknownOption => Guidance {
+            title: "Unknown option",
+            required: "Use an option that the command declares.",
+            why: None,
+            examples: &["pm --help", "pm <command> --help"],
+            next_steps: &[
+                "Retry with recovery.suggested_retry when present, or list the options with --help.",
+            ],
+        },
+        ErrorCode::UnknownCommand => Guidance {
+            title: "Unknown command",
+            required: "Use one of pm's commands.",
+            why: None,
+            examples: &["pm --help"],
+            next_steps: &[
+                "Retry with recovery.suggested_retry when present, or pick from refusal.legal_domain.",
+            ],
+        },
+        ErrorCode::MissingRequiredArgument => Guidance {
+            title: "Missing required argument",
+            required: "Pass every required argument of the command.",
+            why: None,
+            examples: &["pm <command> --help"],
+            next_steps: &["Add the arguments listed in recovery.missing, then retry."],
+        },
+        ErrorCode::UnexpectedArgument => Guidance {
+            title: "Unexpected argument",
+            required: "Remove the extra argument, or quote it when it belongs to a value.",
+            why: None,
+            examples: &["pm <command> --help"],
+            next_steps: &["Retry without the argument named in refusal.surface."],
+        },
+        ErrorCode::ConflictingArguments => Guidance {
+            title: "Conflicting arguments",
+            required: "Use only one of the conflicting arguments.",
+            why: None,
+            examples: &["pm <command> --help"],
+            next_steps: &["Drop one of the arguments, then retry."],
+        },
+        // `ErrorCode` is non-exhaustive across crates; the test below fails for a code that
+        // has no entry, so this arm is never reached by a catalogued code.
+        _ => FALLBACK,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_its_own_guidance() {
+        for code in ErrorCode::ALL {
+            let g = guidance(*code);
+            assert_ne!(g, FALLBACK, "{code} has no guidance entry");
+            assert!(
+                !g.required.is_empty() && g.required.ends_with('.'),
+                "{code}"
+            );
+            assert!(!g.next_steps.is_empty(), "{code}");
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! How a failed run is reported: under JSON one `{"ok": false, "error": {…}}` document on stdout
+//! (machine contract C1–C7), otherwise `error[<code>]:`, `hint:` and `caused by:` lines on stderr.
+
+mod guidance;
+mod invocation;
+mod usage;
+
+use std::io::{self, Write};
+
+use pm_engine::Error;
+use serde::Serialize;
+
+pub use invocation::{Invocation, shell_quote};
+pub use usage::{ParseOutcome, from_clap};
+
+use crate::exit;
+use crate::render::{Format, render};
+
+/// The JSON error document: `{"ok": false, "error": {…}}`.
+#[derive(Debug, Serialize)]
+pub struct FailureEnvelope {
+    /// Always `false`.
+    pub ok: bool,
+    /// What went wrong and how to recover.
+    pub error: FailureBody,
+}
+
+/// The `error` object of the envelope (pm's problem fields, moved inside `error`).
+#[derive(Debug, Serialize)]
+pub struct FailureBody {
+    /// Stable snake_case code (`docs/errors.md`).
+    pub code: &'static str,
+    /// The specific message (pm's `detail`).
+    pub message: String,
+    /// Short headline of the code.
+    pub title: &'static str,
+    /// The corrective action.
+    pub required: &'static str,
+    /// Why pm refuses, when worth saying.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<&'static str>,
+    /// Example commands.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub examples: &'static [&'static str],
+    /// Machine-usable recovery data.
+    pub recovery: Recovery,
+    /// Ordered next actions.
+    pub next_steps: &'static [&'static str],
+    /// The process exit code (the same with and without `--json`).
+    pub exit_code: u8,
+    /// What was refused.
+    pub refusal: Refusal,
+    /// One-line fix computed from the error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// Always `false`: a failed command changed nothing.
+    pub changed: bool,
+}
+
+/// The recovery bundle.
+#[derive(Debug, Serialize)]
+pub struct Recovery {
+    /// `pm <args>`, shell-quoted.
+    pub attempted_command: String,
+    /// The arguments after `pm`.
+    pub normalized_args: Vec<String>,
+    /// The flags that were typed.
+    pub provided_fields: Vec<String>,
+    /// Required arguments that were absent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// Declared flags close to an unknown one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggested_flags: Vec<String>,
+    /// Commands close to an unknown one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidate_commands: Vec<String>,
+    /// The legal values of the refused argument.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_values: Vec<String>,
+    /// A complete command line that is expected to work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggested_retry: Option<String>,
+}
+
+/// The refused surface.
+#[derive(Debug, Serialize)]
+pub struct Refusal {
+    /// The offending flag, the missing operand, or the command that refused.
+    pub surface: String,
+    /// The rejected value, when a value was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected_value: Option<String>,
+    /// Every legal value (never truncated), when the domain is finite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub legal_domain: Option<Vec<String>>,
+    /// The process exit code.
+    pub exit_code: u8,
+}
+
+/// Returns the error envelope of `error` for the run described by `inv`.
+pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
+    let code = error.code();
+    let exit_code = exit::for_code(code);
+    let guide = guidance::guidance(code);
+    let mut recovery = Recovery {
+        attempted_command: inv.attempted_command(),
+        normalized_args: inv.args().to_vec(),
+        provided_fields: inv.provided_fields(),
+        missing: Vec::new(),
+        suggested_flags: Vec::new(),
+        candidate_commands: Vec::new(),
+        allowed_values: Vec::new(),
+        suggested_retry: None,
+    };
+    let mut refusal = Refusal {
+        surface: inv.surface(),
+        rejected_value: None,
+        legal_domain: None,
+        exit_code,
+    };
+    match error {
+        Error::NotInProject { tried, .. } => {
+            recovery.suggested_retry = Some(format!(
+                "pm --pm-path {} init --defaults",
+                shell_quote(&tried.to_string_lossy())
+            ));
+        }
+        Error::InvalidArgument {
+            field,
+            value,
+            allowed,
+            ..
+        } => {
+            refusal.surface = field.clone();
+            refusal.rejected_value = Some(value.clone());
+            recovery.allowed_values = allowed.to_vec();
+        }
+        Error::Usage {
+            kind,
+            flag,
+            value,
+            suggestions,
+            allowed,
+            ..
+        } => {
+            use pm_engine::UsageKind;
+            if let Some(flag) = flag {
+                refusal.surface = flag.clone();
+            }
+            refusal.rejected_value = value.clone();
+            match kind {
+                UsageKind::UnknownOption => recovery.suggested_flags = suggestions.to_vec(),
+                UsageKind::UnknownCommand => recovery.candidate_commands = suggestions.to_vec(),
+                UsageKind::MissingRequiredArgument => recovery.missing.extend(flag.clone()),
+                _ => {}
+            }
+            recovery.allowed_values = allowed.to_vec();
+            if let [only] = &**suggestions {
+                let typed = flag.as_deref().or(value.as_deref()).unwrap_or_default();
+                recovery.suggested_retry = inv.retry_with(typed, only);
+            }
+        }
+        _ => {}
+    }
+    if !recovery.allowed_values.is_empty() {
+        refusal.legal_domain = Some(recovery.allowed_values.clone());
+    }
+    FailureEnvelope {
+        ok: false,
+        error: FailureBody {
+            code: code.as_str(),
+            message: error.to_string(),
+            title: guide.title,
+            required: guide.required,
+            why: guide.why,
+            examples: guide.examples,
+            recovery,
+            next_steps: guide.next_steps,
+            exit_code,
+            refusal,
+            hint: error.hint(),
+            changed: false,
+        },
+    }
+}
+
+/// Returns the human report: `error[<code>]: <message>`, then `hint:` and `caused by:` lines.
+pub fn text_report(error: &Error) -> String {
+    let mut text = format!("error[{}]: {error}\n", error.code());
+    if let Some(hint) = error.hint() {
+        text.push_str(&format!("hint: {hint}\n"));
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(&format!("caused by: {cause}\n"));
+        source = cause.source();
+    }
+    text
+}
+
+/// Reports `error` on the right stream for `format` and returns the exit code.
+///
+/// JSON: the envelope on stdout (unless `quiet`) and one `error[<code>]:` line on stderr.
+/// TOON/text: the full human report on stderr and nothing on stdout. Write failures are ignored:
+/// the exit code still tells the caller what happened.
+pub fn report(
+    error: &Error,
+    inv: &Invocation,
+    format: Format,
+    quiet: bool,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
+    let code = exit::for_code(error.code());
+    let result: io::Result<()> = match format {
+        Format::Json => {
+            let line = format!("error[{}]: {error}\n", error.code());
+            let written = if quiet {
+                Ok(())
+            } else {
+                render(&envelope(error, inv), Format::Json, stdout)
+            };
+            written.and(stderr.write_all(line.as_bytes()))
+        }
+        Format::Toon => stderr.write_all(text_report(error).as_bytes()),
+    };
+    // A closed stream cannot carry the report; the exit code still does.
+    let _ = result;
+    code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn invocation(args: &[&str], command: &str) -> Invocation {
+        let argv: Vec<OsString> = std::iter::once("pm")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let mut inv = Invocation::from_argv(&argv);
+        inv.set_command(command);
+        inv
+    }
+
+    /// pm-cli's own `item_not_found` document (reads golden `fx-100/get-missing.json.stderr`)
+    /// carries the same guidance and recovery values as our envelope.
+    #[test]
+    fn item_not_found_matches_pm_cli_wording() -> Result<(), Box<dyn std::error::Error>> {
+        let path = pm_testkit::shared_file("golden/reads/fx-100/get-missing.json.stderr");
+        let golden: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+        let error = Error::ItemNotFound {
+            id: "pm-doesnotexist".into(),
+        };
+        let inv = invocation(&["get", "pm-doesnotexist", "--json"], "get");
+        let ours = serde_json::to_value(envelope(&error, &inv))?;
+        assert_eq!(ours["ok"], false);
+        let ours = &ours["error"];
+        assert_eq!(ours["message"], golden["detail"]);
+        for key in [
+            "code",
+            "title",
+            "required",
+            "why",
+            "examples",
+            "next_steps",
+            "exit_code",
+            "recovery",
+            "refusal",
+        ] {
+            assert_eq!(ours[key], golden[key], "{key}");
+        }
+        assert_eq!(ours["changed"], false);
+        Ok(())
+    }
+
+    #[test]
+    fn text_report_lists_the_cause_chain() {
+        let error = Error::Io {
+            path: "/t/settings.json".into(),
+            source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied"),
+        };
+        assert_eq!(
+            text_report(&error),
+            "error[io_error]: /t/settings.json: denied\n\
+             hint: check that /t/settings.json exists and is readable/writable\n\
+             caused by: denied\n"
+        );
+    }
+
+    #[test]
+    fn text_mode_writes_nothing_on_stdout() {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let error = Error::ItemNotFound { id: "pm-x".into() };
+        let inv = invocation(&["get", "pm-x"], "get");
+        let code = report(&error, &inv, Format::Toon, false, &mut out, &mut err);
+        assert_eq!(code, 3);
+        assert!(out.is_empty());
+        assert!(
+            String::from_utf8_lossy(&err)
+                .starts_with("error[item_not_found]: Item pm-x not found\nhint: ")
+        );
+    }
+
+    #[test]
+    fn invalid_argument_names_its_domain() -> Result<(), Box<dyn std::error::Error>> {
+        let error = Error::InvalidArgument {
+            field: "--status".into(),
+            value: "nope".into(),
+            reason: "unknown status".into(),
+            allowed: vec!["open".into(), "closed".into()],
+        };
+        let body = envelope(&error, &invocation(&["list", "--status", "nope"], "list")).error;
+        assert_eq!(body.exit_code, 2);
+        assert_eq!(body.refusal.surface, "--status");
+        assert_eq!(body.refusal.rejected_value.as_deref(), Some("nope"));
+        assert_eq!(
+            body.refusal.legal_domain,
+            Some(vec!["open".into(), "closed".into()])
+        );
+        assert_eq!(body.recovery.allowed_values, ["open", "closed"]);
+        assert_eq!(body.recovery.provided_fields, ["--status"]);
+        Ok(())
+    }
+}

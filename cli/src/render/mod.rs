@@ -1,0 +1,122 @@
+//! The one output path: a serializable value becomes a `serde_json::Value`, then TOON or JSON.
+//! Commands return plain data and never choose an encoding; only `render` branches on `Format`.
+
+mod json;
+mod toon;
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+/// An output encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// TOON, pm's compact default encoding
+    Toon,
+    /// Pretty-printed JSON with two-space indentation
+    Json,
+}
+
+impl Format {
+    /// Returns the format chosen by read-output §1.1: `--output-format`, then `--json`, then
+    /// the tracker's `output.default_format`, then TOON.
+    pub fn resolve(
+        explicit: Option<Format>,
+        json_flag: bool,
+        settings_default: Option<Format>,
+    ) -> Format {
+        explicit
+            .or(json_flag.then_some(Format::Json))
+            .or(settings_default)
+            .unwrap_or(Format::Toon)
+    }
+}
+
+/// Writes `value` to `out` in `format`, followed by one newline.
+///
+/// The value is first converted to a `serde_json::Value` (struct field order is kept because
+/// the workspace enables `preserve_order`), so TOON and JSON are two encodings of the same data.
+///
+/// # Errors
+/// Fails when the value cannot be represented as JSON or `out` cannot be written.
+pub fn render(value: &impl Serialize, format: Format, out: &mut dyn Write) -> io::Result<()> {
+    let value = serde_json::to_value(value).map_err(io::Error::other)?;
+    let text = match format {
+        Format::Toon => toon::encode(&value),
+        Format::Json => json::encode(&value),
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// Writes a result that pm-cli prints in two shapes: `summary` in TOON, `full` in JSON.
+///
+/// pm-cli keeps TOON short for results with a large, rarely needed part (the settings tree of
+/// `init`); JSON consumers get every field. This is the only other place that looks at `format`.
+///
+/// # Errors
+/// As [`render`].
+pub fn render_summarized(
+    summary: &impl Serialize,
+    full: &impl Serialize,
+    format: Format,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Toon => render(summary, format, out),
+        Format::Json => render(full, format, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Sample {
+        zeta: u32,
+        alpha: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        absent: Option<String>,
+        list: Vec<u32>,
+    }
+
+    fn sample() -> Sample {
+        Sample {
+            zeta: 1,
+            alpha: "a\u{e9}",
+            absent: None,
+            list: vec![],
+        }
+    }
+
+    #[test]
+    fn json_keeps_field_order_and_skips_none() -> Result<(), Box<dyn std::error::Error>> {
+        let mut out = Vec::new();
+        render(&sample(), Format::Json, &mut out)?;
+        assert_eq!(
+            String::from_utf8(out)?,
+            "{\n  \"zeta\": 1,\n  \"alpha\": \"a\u{e9}\",\n  \"list\": []\n}\n"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn toon_uses_the_output_renderer() -> Result<(), Box<dyn std::error::Error>> {
+        let mut out = Vec::new();
+        render(&sample(), Format::Toon, &mut out)?;
+        assert_eq!(String::from_utf8(out)?, "zeta: 1\nalpha: \"a\u{e9}\"\n");
+        Ok(())
+    }
+
+    #[test]
+    fn resolution_order() {
+        use Format::{Json, Toon};
+        assert_eq!(Format::resolve(None, false, None), Toon);
+        assert_eq!(Format::resolve(None, true, None), Json);
+        assert_eq!(Format::resolve(Some(Toon), true, None), Toon);
+        assert_eq!(Format::resolve(None, false, Some(Json)), Json);
+        assert_eq!(Format::resolve(None, true, Some(Toon)), Json);
+        assert_eq!(Format::resolve(Some(Toon), false, Some(Json)), Toon);
+    }
+}
