@@ -68,7 +68,7 @@ fn is_data_row(content: &str, delimiter: u8) -> bool {
 fn decode_tabular<'a>(
     r: &mut Reader<'a>,
     header: &Header<'a>,
-    fields: &[Field],
+    fields: &[Field<'_>],
     base_depth: usize,
     header_line: Line<'a>,
 ) -> Result<Value, ToonError> {
@@ -109,7 +109,7 @@ fn decode_tabular<'a>(
 
 /// Builds one row object from its cells, following the (possibly nested) field list.
 fn build_row(
-    fields: &[Field],
+    fields: &[Field<'_>],
     cells: &[&str],
     line: Line<'_>,
 ) -> Result<Map<String, Value>, ToonError> {
@@ -118,7 +118,7 @@ fn build_row(
 }
 
 fn build_group(
-    fields: &[Field],
+    fields: &[Field<'_>],
     cells: &[&str],
     next: &mut usize,
     line: Line<'_>,
@@ -135,7 +135,7 @@ fn build_group(
                 parse_primitive_token(cell).map_err(|e| line.error(e))?
             }
         };
-        map.insert(field.name.clone(), value);
+        map.insert(field.name.to_string(), value);
     }
     Ok(finish_object(map))
 }

@@ -15,7 +15,8 @@ use serde_json::{Map, Value};
 /// for arrays of primitive arrays; and `- …` list items for everything else. Keys follow
 /// JavaScript enumeration order; an empty root object encodes as the empty string.
 pub fn encode(value: &Value) -> String {
-    let mut out = String::with_capacity(256);
+    // Item files average about 7 KB; start big enough to avoid most regrowth.
+    let mut out = String::with_capacity(4096);
     let mut w = Writer::new(&mut out, 0);
     match value {
         Value::Array(items) => w.array(None, items, 0),

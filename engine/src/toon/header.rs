@@ -2,6 +2,8 @@
 //! keyed form `key[N:]{…}:`, with an optional `|` or tab delimiter marker inside the brackets.
 //! A line that is not a header is `NotHeader`; a malformed one is an error in strict mode.
 
+use std::borrow::Cow;
+
 use super::token::{
     find_closing_quote, find_unquoted, find_unquoted_either, js_trim_end, js_trim_start,
     parse_string_literal, trim_spaces,
@@ -12,9 +14,10 @@ const MAX_FIELD_NESTING: usize = 64;
 
 /// One column of a tabular header; a nested group has children.
 #[derive(Debug, PartialEq)]
-pub(crate) struct Field {
-    pub name: String,
-    pub children: Option<Vec<Field>>,
+pub(crate) struct Field<'a> {
+    /// Borrowed from the header line unless it was a quoted name.
+    pub name: Cow<'a, str>,
+    pub children: Option<Vec<Field<'a>>>,
 }
 
 /// A parsed array header.
@@ -27,7 +30,7 @@ pub(crate) struct Header<'a> {
     /// The active delimiter.
     pub delimiter: u8,
     /// The field list, if the header has one.
-    pub fields: Option<Vec<Field>>,
+    pub fields: Option<Vec<Field<'a>>>,
     /// Whether the header is keyed (`[N:]`).
     pub keyed: bool,
     /// The values after the colon of an inline primitive array.
@@ -43,6 +46,89 @@ pub(crate) enum HeaderParse<'a> {
 
 /// Parses `content` as an array header, following `@toon-format/toon` 4.1.1 strict mode.
 pub(crate) fn parse_header(content: &str) -> HeaderParse<'_> {
+    if let Some(header) = parse_simple_header(content) {
+        return HeaderParse::Header(header);
+    }
+    parse_general_header(content)
+}
+
+/// The fast path for the headers pm writes: `key[N]: …`, `key[N]:` and `key[N]{f1,f2}:` with
+/// a bare key, bare field names and no delimiter or keyed marker. Returns `None` for anything
+/// else (including a plain `key: value` line), leaving it to the general parser; where it
+/// returns a header, the general parser would return the same one.
+fn parse_simple_header(content: &str) -> Option<Header<'_>> {
+    let b = content.as_bytes();
+    let is_name = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
+        return None;
+    }
+    let key_end = b.iter().position(|c| !is_name(*c))?;
+    if b[key_end] != b'[' {
+        return None;
+    }
+    let digits_start = key_end + 1;
+    let digits_end = digits_start
+        + b[digits_start..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+    let digits = &content[digits_start..digits_end];
+    if digits.is_empty()
+        || (digits.len() > 1 && digits.starts_with('0'))
+        || b.get(digits_end) != Some(&b']')
+    {
+        return None;
+    }
+    let mut i = digits_end + 1;
+    let mut fields = None;
+    if b.get(i) == Some(&b'{') {
+        let list_start = i + 1;
+        let list_end = list_start
+            + b[list_start..]
+                .iter()
+                .take_while(|c| is_name(**c) || **c == b',')
+                .count();
+        if b.get(list_end) != Some(&b'}') {
+            return None;
+        }
+        let mut names = Vec::new();
+        for name in content[list_start..list_end].split(',') {
+            if name.is_empty() {
+                return None;
+            }
+            names.push(Field {
+                name: Cow::Borrowed(name),
+                children: None,
+            });
+        }
+        if find_duplicate(&names).is_some() {
+            return None;
+        }
+        fields = Some(names);
+        i = list_end + 1;
+    }
+    if b.get(i) != Some(&b':') {
+        return None;
+    }
+    let after_colon = trim_spaces(&content[i + 1..]);
+    if fields.is_some() && !after_colon.is_empty() {
+        return None;
+    }
+    Some(Header {
+        key: Some(content[..key_end].to_string()),
+        length: digits.parse::<usize>().unwrap_or(usize::MAX),
+        delimiter: b',',
+        fields,
+        keyed: false,
+        inline: (!after_colon.is_empty()).then_some(after_colon),
+    })
+}
+
+/// The general header parser, a step-by-step port of 4.1.1's `parseArrayHeaderLine`.
+fn parse_general_header(content: &str) -> HeaderParse<'_> {
     use HeaderParse::{Invalid, NotHeader};
     let trimmed = js_trim_start(content);
     let bracket_start = if trimmed.starts_with('"') {
@@ -202,7 +288,7 @@ fn parse_bracket(seg: &str) -> Result<(usize, u8, bool), String> {
 }
 
 /// Parses a field list, descending into nested groups `name{a,b}`.
-fn parse_fields(content: &str, delimiter: u8, nesting: usize) -> Result<Vec<Field>, String> {
+fn parse_fields(content: &str, delimiter: u8, nesting: usize) -> Result<Vec<Field<'_>>, String> {
     if nesting > MAX_FIELD_NESTING {
         return Err("Field groups are nested too deeply".to_string());
     }
@@ -214,7 +300,7 @@ fn parse_fields(content: &str, delimiter: u8, nesting: usize) -> Result<Vec<Fiel
         }
         let Some(group_start) = find_unquoted(entry, b'{', 0) else {
             fields.push(Field {
-                name: parse_string_literal(entry)?,
+                name: Cow::Owned(parse_string_literal(entry)?),
                 children: None,
             });
             continue;
@@ -231,7 +317,7 @@ fn parse_fields(content: &str, delimiter: u8, nesting: usize) -> Result<Vec<Fiel
         }
         let children = parse_fields(&entry[group_start + 1..group_end], delimiter, nesting + 1)?;
         fields.push(Field {
-            name: parse_string_literal(name)?,
+            name: Cow::Owned(parse_string_literal(name)?),
             children: Some(children),
         });
     }
@@ -295,7 +381,7 @@ fn find_matching_brace(content: &str, start: usize) -> Option<usize> {
     None
 }
 
-fn find_duplicate(fields: &[Field]) -> Option<&str> {
+fn find_duplicate<'f>(fields: &'f [Field<'_>]) -> Option<&'f str> {
     for (i, f) in fields.iter().enumerate() {
         if fields[..i].iter().any(|g| g.name == f.name) {
             return Some(&f.name);
@@ -308,7 +394,7 @@ fn find_duplicate(fields: &[Field]) -> Option<&str> {
 }
 
 /// Returns the number of cells a row carries (the leaves of the field tree).
-pub(crate) fn count_leaves(fields: &[Field]) -> usize {
+pub(crate) fn count_leaves(fields: &[Field<'_>]) -> usize {
     fields
         .iter()
         .map(|f| f.children.as_deref().map_or(1, count_leaves))
@@ -351,6 +437,57 @@ mod tests {
         assert_eq!((h.key, h.length), (None, 0));
         let h = header("m[2:]{a,b}:");
         assert!(h.keyed);
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_parser() {
+        for s in [
+            "tags[2]: a,b",
+            "tags[2]:",
+            "t[0]:",
+            "deps[1]{id,kind,created_at}:",
+            "x.y_z[10]{a.b,c_1}:",
+            "t[1]:   a  ",
+            "t[1]: a{b,c}: d",
+        ] {
+            let fast =
+                parse_simple_header(s).unwrap_or_else(|| panic!("{s:?} should take the fast path"));
+            let HeaderParse::Header(general) = parse_general_header(s) else {
+                panic!("{s:?} is a header");
+            };
+            assert_eq!(
+                (
+                    fast.key,
+                    fast.length,
+                    fast.delimiter,
+                    fast.fields,
+                    fast.keyed,
+                    fast.inline
+                ),
+                (
+                    general.key,
+                    general.length,
+                    general.delimiter,
+                    general.fields,
+                    general.keyed,
+                    general.inline
+                ),
+                "{s:?}"
+            );
+        }
+        for s in [
+            "a: [1]",
+            "t[01]:",
+            "t[1]{a,a}:",
+            "t[1]{a}: x",
+            "t[1|]:",
+            "t[1:]{a}:",
+            "\"k\"[1]:",
+            "t [1]:",
+            "t[1]{a b}:",
+        ] {
+            assert!(parse_simple_header(s).is_none(), "{s:?}");
+        }
     }
 
     #[test]

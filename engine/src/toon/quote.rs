@@ -1,7 +1,7 @@
 //! How the encoder spells primitives and keys: 4.1.1's quoting rules for strings (comma
 //! delimiter), bare or quoted keys, its escapes, and JavaScript number formatting.
 
-use super::token::skip_plain;
+use super::token::{Stops, skip_to};
 use crate::json::format_number;
 use serde_json::Value;
 
@@ -53,7 +53,8 @@ fn is_safe_unquoted(s: &str) -> bool {
     if matches!(s, "true" | "false" | "null") || is_numeric_like(b) {
         return false;
     }
-    skip_plain(b, 0, needs_quotes) == b.len()
+    // Branch-free over the whole string so that it vectorizes.
+    !b.iter().fold(false, |hit, &c| hit | needs_quotes(c))
 }
 
 #[inline(always)]
@@ -106,7 +107,7 @@ fn write_quoted(out: &mut String, s: &str) {
     let b = s.as_bytes();
     let mut plain = 0;
     loop {
-        let i = skip_plain(b, plain, |c| (c < 0x20) | (c == b'"') | (c == b'\\'));
+        let i = skip_to(b, plain, Stops::bytes(b'"', b'\\', b'\\').and_below(0x20));
         out.push_str(&s[plain..i]);
         let Some(&c) = b.get(i) else { break };
         match c {

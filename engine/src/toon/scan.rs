@@ -4,6 +4,7 @@
 //! reported when the decoder reaches it, so errors surface in the same order as in 4.1.1.
 
 use super::ToonError;
+use super::token::{Stops, skip_to};
 
 /// Spaces per indentation level (the library default).
 pub(crate) const INDENT: usize = 2;
@@ -51,8 +52,15 @@ impl<'a> Reader<'a> {
         // Item lines average well over 40 bytes; this avoids most regrowth.
         let mut slots = Vec::with_capacity(text.len() / 40 + 1);
         let mut blank_lines = Vec::new();
-        for (index, raw) in text.split('\n').enumerate() {
-            let number = index + 1;
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        let mut number = 0;
+        while start <= bytes.len() {
+            // Split on `\n` like `text.split('\n')` (a trailing newline yields a last, empty line).
+            let end = skip_to(bytes, start, Stops::bytes(b'\n', b'\n', b'\n'));
+            let raw = &text[start..end];
+            start = end + 1;
+            number += 1;
             let raw = if number == 1 {
                 raw.strip_prefix('\u{FEFF}').unwrap_or(raw)
             } else {

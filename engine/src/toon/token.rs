@@ -5,20 +5,60 @@
 use crate::json::number_from_f64;
 use serde_json::Value;
 
-/// Returns the first index at or after `i` whose byte satisfies `special` (or `b.len()`).
-///
-/// Scans 16-byte blocks with a branch-free test first, which the compiler vectorizes; long
-/// plain runs (descriptions, bodies) are skipped at memory speed.
-#[inline(always)]
-pub(crate) fn skip_plain(b: &[u8], mut i: usize, special: impl Fn(u8) -> bool) -> usize {
-    const BLOCK: usize = 16;
-    while let Some(block) = b.get(i..i + BLOCK) {
-        if block.iter().fold(false, |hit, &c| hit | special(c)) {
-            break;
-        }
-        i += BLOCK;
+/// A set of bytes to stop at: up to three exact bytes, plus every byte below `below` (0 for
+/// none). It is tested eight bytes at a time with word arithmetic (SWAR) in [`skip_to`].
+#[derive(Clone, Copy)]
+pub(crate) struct Stops {
+    a: u8,
+    b: u8,
+    c: u8,
+    below: u8,
+}
+
+impl Stops {
+    /// Stops at `a`, `b` or `c` (repeat a byte to use fewer).
+    pub(crate) const fn bytes(a: u8, b: u8, c: u8) -> Stops {
+        Stops { a, b, c, below: 0 }
     }
-    while i < b.len() && !special(b[i]) {
+
+    /// Also stops at every byte below `below` (at most 0x80).
+    pub(crate) const fn and_below(self, below: u8) -> Stops {
+        Stops { below, ..self }
+    }
+
+    #[inline(always)]
+    fn byte(self, x: u8) -> bool {
+        x == self.a || x == self.b || x == self.c || x < self.below
+    }
+
+    /// Flags (high bit per byte) the bytes of `v` to stop at. The lowest flag is always a true
+    /// match (the classic "has zero byte" tricks only misflag bytes above a real match).
+    #[inline(always)]
+    fn word(self, v: u64) -> u64 {
+        const LO: u64 = 0x0101_0101_0101_0101;
+        const HI: u64 = 0x8080_8080_8080_8080;
+        let zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
+        let below = v.wrapping_sub(LO * u64::from(self.below)) & !v & HI;
+        zero(v ^ (LO * u64::from(self.a)))
+            | zero(v ^ (LO * u64::from(self.b)))
+            | zero(v ^ (LO * u64::from(self.c)))
+            | below
+    }
+}
+
+/// Returns the first index at or after `i` whose byte is in `stops` (or `b.len()`).
+///
+/// Long plain runs (descriptions, bodies) are skipped eight bytes per step.
+#[inline(always)]
+pub(crate) fn skip_to(b: &[u8], mut i: usize, stops: Stops) -> usize {
+    while let Some(word) = b.get(i..i + 8).and_then(|s| <[u8; 8]>::try_from(s).ok()) {
+        let flags = stops.word(u64::from_le_bytes(word));
+        if flags != 0 {
+            return i + (flags.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && !stops.byte(b[i]) {
         i += 1;
     }
     i
@@ -38,9 +78,9 @@ pub(crate) fn find_unquoted_either(s: &str, x: u8, y: u8, start: usize) -> Optio
     let mut i = start;
     loop {
         i = if in_quotes {
-            skip_plain(b, i, |c| (c == b'"') | (c == b'\\'))
+            skip_to(b, i, Stops::bytes(b'"', b'\\', b'\\'))
         } else {
-            skip_plain(b, i, |c| (c == b'"') | (c == x) | (c == y))
+            skip_to(b, i, Stops::bytes(b'"', x, y))
         };
         let c = *b.get(i)?;
         if c == b'\\' && in_quotes && i + 1 < b.len() {
@@ -61,7 +101,7 @@ pub(crate) fn find_closing_quote(s: &str, start: usize) -> Option<usize> {
     let b = s.as_bytes();
     let mut i = start + 1;
     loop {
-        i = skip_plain(b, i, |c| c == b'"' || c == b'\\');
+        i = skip_to(b, i, Stops::bytes(b'"', b'\\', b'\\'));
         let c = *b.get(i)?;
         if c == b'\\' && i + 1 < b.len() {
             i += 2;
@@ -116,7 +156,7 @@ pub(crate) fn unescape(s: &str) -> Result<String, String> {
     let mut plain_start = 0;
     let mut i = 0;
     loop {
-        i = skip_plain(b, i, |c| c == b'\\');
+        i = skip_to(b, i, Stops::bytes(b'\\', b'\\', b'\\'));
         if i >= b.len() {
             break;
         }
@@ -184,18 +224,80 @@ pub(crate) fn unescape(s: &str) -> Result<String, String> {
 
 /// Parses a key or value token that may be a quoted string literal; unquoted tokens are
 /// returned with spaces trimmed.
+///
+/// One pass finds the closing quote and resolves escapes together. Errors are reported in
+/// 4.1.1's order: a missing closing quote, then text after it, then a bad escape.
 pub(crate) fn parse_string_literal(token: &str) -> Result<String, String> {
     let t = trim_spaces(token);
     if !t.starts_with('"') {
         return Ok(t.to_string());
     }
-    match find_closing_quote(t, 0) {
-        None => Err("Unterminated string: missing closing quote".to_string()),
-        Some(end) if end != t.len() - 1 => {
-            Err("Unexpected characters after closing quote".to_string())
+    let b = t.as_bytes();
+    let mut out = String::new();
+    let (mut escaped, mut bad_escape) = (false, false);
+    let mut plain = 1;
+    let mut i = 1;
+    let close = loop {
+        i = skip_to(b, i, Stops::bytes(b'"', b'\\', b'\\'));
+        match b.get(i) {
+            None => return Err("Unterminated string: missing closing quote".to_string()),
+            Some(b'"') => break i,
+            Some(_) if i + 1 >= b.len() => {
+                return Err("Unterminated string: missing closing quote".to_string());
+            }
+            Some(_) => {
+                if !bad_escape {
+                    if let Some((c, len)) = simple_escape(b, i) {
+                        if !escaped {
+                            out.reserve(b.len());
+                            escaped = true;
+                        }
+                        out.push_str(&t[plain..i]);
+                        out.push(c);
+                        i += len;
+                        plain = i;
+                        continue;
+                    }
+                    bad_escape = true;
+                }
+                // Past a bad escape, only look for the closing quote (skip the escaped byte).
+                i += 2;
+            }
         }
-        Some(end) => unescape(&t[1..end]),
+    };
+    if close != b.len() - 1 {
+        return Err("Unexpected characters after closing quote".to_string());
     }
+    if bad_escape {
+        // Re-run the reference unescaper for its exact message.
+        return unescape(&t[1..close]);
+    }
+    if !escaped {
+        return Ok(t[1..close].to_string());
+    }
+    out.push_str(&t[plain..close]);
+    Ok(out)
+}
+
+/// Decodes a valid escape at `b[i] == b'\\'`: the character and the escape's byte length.
+fn simple_escape(b: &[u8], i: usize) -> Option<(char, usize)> {
+    let c = match *b.get(i + 1)? {
+        b'n' => '\n',
+        b't' => '\t',
+        b'r' => '\r',
+        b'\\' => '\\',
+        b'"' => '"',
+        b'u' => {
+            let hex = b.get(i + 2..i + 6)?;
+            let mut code = 0u32;
+            for h in hex {
+                code = code * 16 + char::from(*h).to_digit(16)?;
+            }
+            return char::from_u32(code).map(|c| (c, 6));
+        }
+        _ => return None,
+    };
+    Some((c, 2))
 }
 
 /// Types one primitive token: `""` for an empty token, quoted strings, `true`/`false`/`null`,
@@ -272,9 +374,9 @@ pub(crate) fn split_delimited<'a>(input: &'a str, delim: u8, values: &mut Vec<&'
     let mut i = 0;
     loop {
         i = if in_quotes {
-            skip_plain(b, i, |c| c == b'"' || c == b'\\')
+            skip_to(b, i, Stops::bytes(b'"', b'\\', b'\\'))
         } else {
-            skip_plain(b, i, |c| c == b'"' || c == delim)
+            skip_to(b, i, Stops::bytes(b'"', delim, delim))
         };
         let Some(&c) = b.get(i) else { break };
         if c == b'\\' && in_quotes && i + 1 < b.len() {
@@ -337,6 +439,22 @@ mod tests {
         assert_eq!(split(""), Vec::<&str>::new());
         assert_eq!(split(" "), vec![""]);
         assert_eq!(split("\"x\\\",y\""), vec!["\"x\\\",y\""]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn skip_to_finds_the_first_stop(
+            bytes in proptest::collection::vec(proptest::prop_oneof![0u8..=255, proptest::sample::select(b"\"\\\n,: ".to_vec())], 0..40),
+            start in 0usize..40,
+            below in proptest::sample::select(vec![0u8, 0x20, 0x80]),
+        ) {
+            let stops = Stops::bytes(b'"', b'\\', b',').and_below(below);
+            let start = start.min(bytes.len());
+            let naive = (start..bytes.len())
+                .find(|&k| matches!(bytes[k], b'"' | b'\\' | b',') || bytes[k] < below)
+                .unwrap_or(bytes.len());
+            proptest::prop_assert_eq!(skip_to(&bytes, start, stops), naive);
+        }
     }
 
     #[test]
