@@ -2,4 +2,6 @@
 
 mod test_forgotten_files;
 mod test_init_golden;
+mod test_toon_corpus;
+mod test_toon_props;
 mod test_tracker_corpus;
