@@ -8,6 +8,7 @@ use pm_engine::item::{ItemDoc, ItemFormat};
 use pm_engine::schema;
 use pm_engine::settings::SettingsEnv;
 use pm_engine::tracker::Tracker;
+use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::error::Error;
 use std::path::Path;
@@ -64,6 +65,42 @@ fn last_after_hash(tracker: &Path, id: &str) -> Result<String, Box<dyn Error>> {
         .to_string())
 }
 
+/// What one corpus item gave.
+struct RowCheck {
+    bytes_match: bool,
+    hash_matches: bool,
+    history_matches: bool,
+    golden_fixed_point: bool,
+    in_changed: bool,
+    original_fixed_point: bool,
+}
+
+/// Parses, serializes and hashes one item of the corpus and its golden rewrite.
+fn check_row(
+    row: &Row,
+    dirs: (&Path, &Path, &Path),
+    schema: &CanonSchema,
+    changed: &BTreeSet<String>,
+) -> Result<RowCheck, Box<dyn Error>> {
+    let (corpus, golden, tracker) = dirs;
+    let original_bytes = std::fs::read(corpus.join(&row.relative))?;
+    let golden_bytes = std::fs::read(golden.join(&row.relative))?;
+    let parsed = parse_file(corpus, &row.relative, schema)?;
+    let written = serialize_item(&parsed, ItemFormat::Toon)?;
+    let hash = item_hash(&parsed, HashEpoch::V2);
+    let id = parsed.id().ok_or("parsed item without id")?;
+    let reparsed = parse_file(golden, &row.relative, schema)?;
+    Ok(RowCheck {
+        bytes_match: written == golden_bytes,
+        hash_matches: hash == row.hash,
+        history_matches: last_after_hash(tracker, id)? == hash,
+        golden_fixed_point: serialize_item(&reparsed, ItemFormat::Toon)? == golden_bytes
+            && item_hash(&reparsed, HashEpoch::V2) == row.hash,
+        in_changed: changed.contains(&row.relative),
+        original_fixed_point: written == original_bytes,
+    })
+}
+
 #[test]
 fn corpus_items_serialize_to_pm_canonical_bytes_and_hashes() -> TestResult {
     let corpus = pm_testkit::extract_corpus()?;
@@ -85,60 +122,49 @@ fn corpus_items_serialize_to_pm_canonical_bytes_and_hashes() -> TestResult {
         .collect();
     assert_eq!(changed.len(), CHANGED);
 
-    let (mut byte_failures, mut hash_failures, mut history_failures) = (vec![], vec![], vec![]);
-    let (mut unchanged_fixed_points, mut golden_fixed_points) = (0, 0);
-    for row in &rows {
-        let original_bytes = std::fs::read(corpus.path().join(&row.relative))?;
-        let golden_bytes = std::fs::read(golden.path().join(&row.relative))?;
-        let parsed = parse_file(corpus.path(), &row.relative, &schema)?;
-        let written = serialize_item(&parsed, ItemFormat::Toon)?;
-        if written != golden_bytes {
-            byte_failures.push(row.relative.clone());
-        }
-        let hash = item_hash(&parsed, HashEpoch::V2);
-        if hash != row.hash {
-            hash_failures.push(row.relative.clone());
-        }
-        let id = parsed.id().ok_or("parsed item without id")?;
-        if last_after_hash(&tracker, id)? != hash {
-            history_failures.push(row.relative.clone());
-        }
-
-        let reparsed = parse_file(golden.path(), &row.relative, &schema)?;
-        if serialize_item(&reparsed, ItemFormat::Toon)? == golden_bytes
-            && item_hash(&reparsed, HashEpoch::V2) == row.hash
-        {
-            golden_fixed_points += 1;
-        }
-        if !changed.contains(&row.relative) {
-            assert_eq!(
-                written, original_bytes,
-                "{} is not in changed.txt but is rewritten",
-                row.relative
-            );
-            unchanged_fixed_points += 1;
-        }
+    let dirs = (corpus.path(), golden.path(), tracker.as_path());
+    let checks: Vec<RowCheck> = rows
+        .par_iter()
+        .map(|row| {
+            check_row(row, dirs, &schema, &changed).map_err(|e| format!("{}: {e}", row.relative))
+        })
+        .collect::<Result<_, String>>()?;
+    let failing = |pass: fn(&RowCheck) -> bool| -> Vec<&str> {
+        rows.iter()
+            .zip(&checks)
+            .filter(|(_, c)| !pass(c))
+            .map(|(r, _)| r.relative.as_str())
+            .collect()
+    };
+    for (what, pass) in [
+        (
+            "canonical bytes",
+            (|c| c.bytes_match) as fn(&RowCheck) -> bool,
+        ),
+        ("hashes.tsv hash", |c| c.hash_matches),
+        ("last history after_hash", |c| c.history_matches),
+        ("golden fixed point", |c| c.golden_fixed_point),
+        ("unchanged original fixed point", |c| {
+            c.in_changed || c.original_fixed_point
+        }),
+        ("changed.txt entry really changed", |c| {
+            !c.in_changed || !c.original_fixed_point
+        }),
+    ] {
+        let failures = failing(pass);
+        assert!(
+            failures.is_empty(),
+            "{what}: {} failures, first: {:?}",
+            failures.len(),
+            failures.first()
+        );
     }
-    assert!(
-        byte_failures.is_empty(),
-        "{} byte mismatches, first: {:?}",
-        byte_failures.len(),
-        byte_failures.first()
+    let unchanged = checks.iter().filter(|c| c.original_fixed_point).count();
+    assert_eq!(unchanged, UNCHANGED);
+    assert_eq!(
+        checks.iter().filter(|c| c.golden_fixed_point).count(),
+        ITEMS
     );
-    assert!(
-        hash_failures.is_empty(),
-        "{} hash mismatches, first: {:?}",
-        hash_failures.len(),
-        hash_failures.first()
-    );
-    assert!(
-        history_failures.is_empty(),
-        "{} history mismatches, first: {:?}",
-        history_failures.len(),
-        history_failures.first()
-    );
-    assert_eq!(golden_fixed_points, ITEMS);
-    assert_eq!(unchanged_fixed_points, UNCHANGED);
-    assert_eq!(unchanged_fixed_points + changed.len(), ITEMS);
+    assert_eq!(unchanged + changed.len(), ITEMS);
     Ok(())
 }

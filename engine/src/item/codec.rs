@@ -26,7 +26,11 @@ pub struct ConflictMarker {
 /// Returns the first line matching `^\s*(<<<<<<<|=======|>>>>>>>)(\s.*)?$` (JavaScript `\s`,
 /// lines split on `\r?\n`), as pm's `findFirstMergeConflictMarker` does.
 pub fn find_conflict_marker(text: &str) -> Option<ConflictMarker> {
-    if text.is_empty() {
+    // Fast exit: almost every file has none of the three markers anywhere.
+    if !["<<<<<<<", "=======", ">>>>>>>"]
+        .iter()
+        .any(|m| text.contains(m))
+    {
         return None;
     }
     for (i, raw) in text.split('\n').enumerate() {

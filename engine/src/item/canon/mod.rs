@@ -20,7 +20,12 @@ use serde_json::{Map, Value};
 /// `ITEM_METADATA_KEY_ORDER` (unknown keys after, sorted with `localeCompare`) and the body
 /// normalized. Idempotent.
 pub fn canonicalize(doc: &ItemDoc, schema: &CanonSchema) -> ItemDoc {
-    canonicalize_owned(doc.clone(), schema)
+    // Clone entry by entry rather than the whole map: the source's hash index is never needed.
+    let entries = doc.metadata.iter().map(|(k, v)| (k.clone(), v.clone()));
+    ItemDoc {
+        metadata: canonical_entries(entries, doc.metadata.len(), schema),
+        body: normalize_body(&doc.body),
+    }
 }
 
 /// Returns the canonical form of `doc` like [`canonicalize`], reusing its allocations.
@@ -40,7 +45,16 @@ pub fn canonicalize_for_hash(doc: &ItemDoc) -> ItemDoc {
 
 /// Returns the canonical metadata map for `source` (see [`canonicalize`]).
 pub fn canonical_metadata(source: Map<String, Value>, schema: &CanonSchema) -> Map<String, Value> {
-    let mut known: Vec<(usize, FieldRule, String, Value)> = Vec::with_capacity(source.len());
+    let len = source.len();
+    canonical_entries(source.into_iter(), len, schema)
+}
+
+fn canonical_entries(
+    source: impl Iterator<Item = (String, Value)>,
+    len: usize,
+    schema: &CanonSchema,
+) -> Map<String, Value> {
+    let mut known: Vec<(usize, FieldRule, String, Value)> = Vec::with_capacity(len);
     let mut unknown: Vec<(String, Value)> = Vec::new();
     for (key, value) in source {
         if let (Some(rank), Some(rule)) = (keys::key_rank(&key), keys::field_rule(&key)) {
