@@ -275,7 +275,7 @@ mod tests {
             .and_then(|n| n.to_str())
             .ok_or("name")?;
         assert!(is_temp_name(temp_name), "{temp_name}");
-        assert!(crate::tracker::ItemFormat::split_file_name(temp_name).is_none());
+        assert!(crate::item::ItemFormat::split_file_name(temp_name).is_none());
         assert_eq!(fs::read_to_string(&target)?, "old\n");
         let tracker = crate::tracker::Tracker::at(tmp.path());
         let listed = tracker.item_files(&crate::schema::TypeRegistry::builtin())?;

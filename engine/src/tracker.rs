@@ -4,6 +4,7 @@
 
 use crate::error::{Error, IoResultExt, Result};
 use crate::ids::{is_valid_id, normalize_id_input};
+pub use crate::item::ItemFormat;
 use crate::notice::Notice;
 use crate::schema::TypeRegistry;
 use crate::settings::SETTINGS_FILE;
@@ -13,40 +14,6 @@ use std::path::{Component, Path, PathBuf};
 
 /// The nested tracker directory inside a workspace.
 pub const NESTED_TRACKER_DIR: &str = ".agents/pm";
-
-/// The on-disk format of an item file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ItemFormat {
-    /// `<id>.toon`, pm's only written format.
-    Toon,
-    /// `<id>.md`, JSON front matter plus a Markdown body (legacy in pm; our opt-in format).
-    Markdown,
-}
-
-impl ItemFormat {
-    /// Returns the file extension including the dot.
-    pub fn extension(self) -> &'static str {
-        match self {
-            ItemFormat::Toon => ".toon",
-            ItemFormat::Markdown => ".md",
-        }
-    }
-
-    /// Returns the format and stem of an item file name (extension matched case-insensitively).
-    pub fn split_file_name(name: &str) -> Option<(ItemFormat, &str)> {
-        for format in [ItemFormat::Toon, ItemFormat::Markdown] {
-            let ext = format.extension();
-            if name.len() > ext.len() && name.is_char_boundary(name.len() - ext.len()) {
-                let (stem, tail) = name.split_at(name.len() - ext.len());
-                if tail.eq_ignore_ascii_case(ext) {
-                    return Some((format, stem));
-                }
-            }
-        }
-        None
-    }
-}
 
 /// One item file found on disk.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -178,7 +145,7 @@ impl Tracker {
     pub fn item_path(&self, folder: &str, id: &str, format: ItemFormat) -> PathBuf {
         self.root
             .join(folder)
-            .join(format!("{id}{}", format.extension()))
+            .join(format.file_name(id))
     }
 
     /// Returns `<root>/history/<id>.jsonl` (whatever the item's folder).

@@ -63,11 +63,12 @@ impl ItemDoc {
 }
 
 /// On-disk encodings of an item file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ItemFormat {
     /// `<id>.toon`, pm's current format.
     Toon,
-    /// `<id>.md`: JSON front matter followed by a Markdown body.
+    /// `<id>.md`: JSON front matter followed by a Markdown body (legacy in pm; our opt-in).
     Markdown,
 }
 
@@ -80,16 +81,34 @@ impl ItemFormat {
         }
     }
 
+    /// Returns the file name `<id>.<extension>`.
+    pub fn file_name(self, id: &str) -> String {
+        format!("{id}.{}", self.extension())
+    }
+
     /// Returns the format of an item file name by its extension (`.toon` or `.md`, any case).
     pub fn from_path(path: &std::path::Path) -> Option<ItemFormat> {
-        let ext = path.extension()?.to_str()?;
-        if ext.eq_ignore_ascii_case("toon") {
-            Some(ItemFormat::Toon)
-        } else if ext.eq_ignore_ascii_case("md") {
-            Some(ItemFormat::Markdown)
-        } else {
-            None
+        let name = path.file_name()?.to_str()?;
+        ItemFormat::split_file_name(name).map(|(format, _)| format)
+    }
+
+    /// Returns the format and stem of an item file name (extension matched case-insensitively;
+    /// a name that is only an extension, like `.toon`, is not an item file).
+    pub fn split_file_name(name: &str) -> Option<(ItemFormat, &str)> {
+        for format in [ItemFormat::Toon, ItemFormat::Markdown] {
+            let ext = format.extension();
+            let Some(cut) = name.len().checked_sub(ext.len() + 1) else {
+                continue;
+            };
+            if cut == 0 || !name.is_char_boundary(cut) {
+                continue;
+            }
+            let (stem, tail) = name.split_at(cut);
+            if tail.as_bytes()[0] == b'.' && tail[1..].eq_ignore_ascii_case(ext) {
+                return Some((format, stem));
+            }
         }
+        None
     }
 }
 

@@ -18,13 +18,6 @@ pub(super) fn merge(
             "schema" | "item_types" => {
                 effective.insert(key.clone(), value.clone());
             }
-            "item_format" if value.as_str() == Some("json_markdown") => {
-                notices.push(Notice::new(
-                    "settings_item_format_legacy_json_markdown_coerced_to_toon",
-                    "item_format \"json_markdown\" is legacy; items are written as toon",
-                ));
-                effective.insert(key.clone(), Value::String("toon".into()));
-            }
             _ => match (effective.get_mut(key), value) {
                 (Some(Value::Object(base)), Value::Object(over)) => merge_two_levels(base, over),
                 _ => {

@@ -18,7 +18,7 @@ use crate::ids::{clamp_token_length, normalize_prefix};
 use crate::json::to_compact;
 use crate::notice::Notice;
 use crate::schema::SchemaSection;
-use crate::tracker::ItemFormat;
+use crate::item::ItemFormat;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
@@ -128,8 +128,7 @@ impl Settings {
     /// `settings_read_invalid_json`; a document failing validation gives the defaults plus
     /// `settings_read_invalid_schema`; otherwise the stripped document is merged over the
     /// defaults (two levels deep; `schema` and `item_types` replace), a missing `governance`
-    /// means preset `default`, and `item_format: "json_markdown"` becomes `toon` with
-    /// `settings_item_format_legacy_json_markdown_coerced_to_toon`.
+    /// means preset `default`; `item_format: "json_markdown"` selects Markdown item files.
     pub fn from_text(text: &str, env: &SettingsEnv) -> (Settings, Vec<Notice>) {
         let parsed: Value = match serde_json::from_str(text) {
             Ok(v) => v,
@@ -277,11 +276,12 @@ impl Settings {
         &self.governance
     }
 
-    /// Returns the format items are written in: `toon`, or `markdown` (our opt-in value for
-    /// JSON-front-matter `.md` files; see `docs/compatibility.md`).
+    /// Returns the format items are written in: `toon`, or `json_markdown` (the opt-in for
+    /// JSON-front-matter `.md` files, the only other value pm's validator accepts; pm itself
+    /// coerces it to `toon`, see `docs/compatibility.md`).
     pub fn item_format(&self) -> ItemFormat {
         match self.get(&["item_format"]).and_then(Value::as_str) {
-            Some("markdown") => ItemFormat::Markdown,
+            Some("json_markdown") => ItemFormat::Markdown,
             _ => ItemFormat::Toon,
         }
     }
@@ -292,7 +292,7 @@ impl Settings {
             .as_ref()
             .and_then(|s| s.get("item_format"))
             .and_then(Value::as_str)
-            .is_some_and(|f| matches!(f, "toon" | "json_markdown" | "markdown"))
+            .is_some_and(|f| matches!(f, "toon" | "json_markdown"))
     }
 
     /// Returns `search.score_threshold`.
@@ -540,15 +540,11 @@ mod tests {
         let mut doc = sparse_doc();
         doc["item_format"] = json!("json_markdown");
         let (s, notices) = Settings::from_document(&doc, &env).expect("valid");
-        assert_eq!(
-            notices[0].code,
-            "settings_item_format_legacy_json_markdown_coerced_to_toon"
-        );
-        assert_eq!(s.item_format(), ItemFormat::Toon);
-        doc["item_format"] = json!("markdown");
-        let (s, notices) = Settings::from_document(&doc, &env).expect("valid");
         assert!(notices.is_empty());
         assert_eq!(s.item_format(), ItemFormat::Markdown);
+        // pm's validator rejects any other value, and with it the whole file.
+        doc["item_format"] = json!("markdown");
+        assert!(Settings::from_document(&doc, &env).is_none());
     }
 
     #[test]

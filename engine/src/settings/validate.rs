@@ -250,7 +250,7 @@ fn settings_shape() -> Shape {
                 opt("stale_in_progress_hours", Num),
             ]),
         ),
-        opt("item_format", Lit(&["toon", "json_markdown", "markdown"])),
+        opt("item_format", Lit(&["toon", "json_markdown"])),
         req(
             "locks",
             obj(vec![
@@ -553,10 +553,13 @@ mod tests {
 
     #[test]
     fn accepts_item_format_values() {
-        for v in ["toon", "json_markdown", "markdown"] {
+        for v in ["toon", "json_markdown"] {
             let mut doc = minimal();
             doc["item_format"] = json!(v);
             assert!(validate_settings(&doc).is_some(), "{v}");
         }
+        let mut doc = minimal();
+        doc["item_format"] = json!("markdown");
+        assert!(validate_settings(&doc).is_none());
     }
 }
