@@ -143,9 +143,7 @@ impl Tracker {
 
     /// Returns `<root>/<folder>/<id><ext>`.
     pub fn item_path(&self, folder: &str, id: &str, format: ItemFormat) -> PathBuf {
-        self.root
-            .join(folder)
-            .join(format.file_name(id))
+        self.root.join(folder).join(format.file_name(id))
     }
 
     /// Returns `<root>/history/<id>.jsonl` (whatever the item's folder).

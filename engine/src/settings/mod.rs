@@ -15,10 +15,10 @@ pub use write::{TOP_LEVEL_ORDER, order_document, order_keys, render};
 
 use crate::error::{Error, IoResultExt, Result};
 use crate::ids::{clamp_token_length, normalize_prefix};
+use crate::item::ItemFormat;
 use crate::json::to_compact;
 use crate::notice::Notice;
 use crate::schema::SchemaSection;
-use crate::item::ItemFormat;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
