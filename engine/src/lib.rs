@@ -7,6 +7,7 @@
 pub mod atomic;
 pub mod clock;
 pub mod collate;
+pub mod commit;
 pub mod error;
 pub mod hash;
 pub mod ids;
