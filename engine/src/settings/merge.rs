@@ -1,16 +1,12 @@
 //! Merging a validated settings.json document over pm's defaults (storage spec §2.1 step 4):
-//! two levels deep, `schema`/`item_types` replaced, governance resolved, legacy coercions.
+//! two levels deep, `schema`/`item_types` replaced, governance resolved.
 
 use super::defaults::defaults_tree;
 use super::governance::{Governance, GovernancePreset};
-use crate::notice::Notice;
 use serde_json::{Map, Value};
 
 /// Merges a validated document over the defaults; returns the effective tree and governance.
-pub(super) fn merge(
-    validated: &Map<String, Value>,
-    notices: &mut Vec<Notice>,
-) -> (Map<String, Value>, Governance) {
+pub(super) fn merge(validated: &Map<String, Value>) -> (Map<String, Value>, Governance) {
     let mut effective = defaults_tree(GovernancePreset::Minimal);
     for (key, value) in validated {
         match key.as_str() {

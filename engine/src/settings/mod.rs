@@ -155,8 +155,8 @@ impl Settings {
     /// Builds settings from a parsed document; `None` when it fails validation.
     pub fn from_document(doc: &Value, env: &SettingsEnv) -> Option<(Settings, Vec<Notice>)> {
         let validated = validate_settings(doc)?;
-        let mut notices = Vec::new();
-        let (effective, governance) = merge::merge(&validated, &mut notices);
+        let notices = Vec::new();
+        let (effective, governance) = merge::merge(&validated);
         let settings =
             Settings::from_effective(effective, doc.as_object().cloned(), Some(governance));
         Some((settings.with_env(env), notices))
