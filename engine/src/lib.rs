@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod error;
 pub mod hash;
+pub mod history;
 pub mod item;
 pub mod json;
 
