@@ -4,11 +4,20 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+pub mod atomic;
 pub mod clock;
 pub mod error;
 pub mod hash;
 pub mod history;
+pub mod ids;
+pub mod init;
 pub mod item;
 pub mod json;
+pub mod lock;
+pub mod notice;
+pub mod schema;
+pub mod settings;
+pub mod tracker;
 
 pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result};
+pub use notice::Notice;

@@ -1,38 +1,21 @@
 //! Appending one entry to a history stream: a single `write_all` of the line plus `\n` in
 //! append mode, then fsync. Streams are never rewritten here.
 
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::Path;
 
 use super::entry::HistoryEntry;
-use crate::error::{IoResultExt, Result};
+use crate::error::Result;
 
 /// Appends `entry` to the stream at `path` as one compact JSON line.
 ///
-/// Creates the stream (and its directory) when missing. The caller holds the item lock.
+/// Creates the stream (and its directory) when missing; the line and its `\n` go out in one
+/// `write_all` in `O_APPEND` mode followed by fsync ([`crate::atomic::append_line`]), so a crash
+/// leaves at worst a torn last line that readers skip. The caller holds the item lock.
 ///
 /// # Errors
 /// [`crate::Error::Io`] naming `path` when the directory, open, write or fsync fails.
 pub fn append_entry(path: &Path, entry: &HistoryEntry) -> Result<()> {
-    let mut line = entry.to_line();
-    line.push('\n');
-    append_line(path, &line)
-}
-
-/// Appends `line` (which must end in `\n`) with one `write_all` in `O_APPEND` mode and fsyncs
-/// the file, so that a crash leaves at worst a torn last line that readers skip.
-fn append_line(path: &Path, line: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).at(dir)?;
-    }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .at(path)?;
-    file.write_all(line.as_bytes()).at(path)?;
-    file.sync_data().at(path)
+    crate::atomic::append_line(path, &entry.to_line())
 }
 
 #[cfg(test)]

@@ -1,0 +1,670 @@
+//! `settings.json` (storage spec §2): the read algorithm (defaults, all-or-nothing validation,
+//! merge, legacy coercions, governance presets), typed accessors, and the full and sparse writers.
+//! Reads never write; the caller passes environment overrides in.
+
+mod defaults;
+mod governance;
+mod validate;
+mod write;
+
+pub use defaults::defaults_tree;
+pub use governance::{Governance, GovernancePreset, OwnershipEnforcement, WorkflowEnforcement};
+pub use validate::validate_settings;
+pub use write::{TOP_LEVEL_ORDER, order_document, order_keys, render};
+
+use crate::error::{Error, IoResultExt, Result};
+use crate::ids::{clamp_token_length, normalize_prefix};
+use crate::json::to_compact;
+use crate::notice::Notice;
+use crate::schema::SchemaSection;
+use crate::tracker::ItemFormat;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::io::ErrorKind;
+use std::path::Path;
+
+/// File name of the settings document inside the tracker root.
+pub const SETTINGS_FILE: &str = "settings.json";
+
+/// Environment-derived overrides the caller (the CLI) read; the library never reads the env.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SettingsEnv {
+    /// `PM_LOCK_WAIT_MS`, already parsed with [`parse_lock_wait_ms`]; replaces `locks.wait_ms`.
+    pub lock_wait_ms: Option<u64>,
+}
+
+/// Parses `PM_LOCK_WAIT_MS` as pm does: trimmed, all ASCII digits, a safe integer.
+pub fn parse_lock_wait_ms(raw: &str) -> Option<u64> {
+    let trimmed = crate::schema::token::js_trim(raw);
+    if trimmed.is_empty() || !trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    trimmed
+        .parse::<u64>()
+        .ok()
+        .filter(|v| *v <= 9_007_199_254_740_991)
+}
+
+/// The default output encoding of commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// TOON (pm's default).
+    Toon,
+    /// JSON.
+    Json,
+}
+
+/// What a mutation does when an item has no history stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingStreamPolicy {
+    /// Create the stream (default).
+    AutoCreate,
+    /// Fail the mutation.
+    StrictError,
+}
+
+/// `context` defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContextDefaults {
+    /// `brief`, `standard` or `deep`.
+    pub default_depth: String,
+    /// Activity entries to show.
+    pub activity_limit: u64,
+    /// Days after which open work counts as stale.
+    pub stale_threshold_days: u64,
+    /// Section toggles by name.
+    pub sections: BTreeMap<String, bool>,
+}
+
+/// A tracker's settings: the effective (merged) tree, the user's own document for sparse
+/// rewrites, and typed accessors.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    effective: Map<String, Value>,
+    source: Option<Map<String, Value>>,
+    governance: Governance,
+    lock_wait_override: Option<u64>,
+}
+
+impl Settings {
+    /// Returns pm's defaults, as used when settings.json is missing or invalid (governance preset
+    /// `minimal`, the preset of pm's defaults table).
+    pub fn defaults() -> Settings {
+        Settings::from_effective(defaults_tree(GovernancePreset::Minimal), None, None)
+    }
+
+    /// Returns the settings `pm init --defaults` writes: the full defaults with the given
+    /// prefix (normalized), default author and governance preset.
+    pub fn for_init(id_prefix: &str, author_default: &str, preset: GovernancePreset) -> Settings {
+        let mut tree = defaults_tree(preset);
+        tree.insert(
+            "id_prefix".into(),
+            Value::String(normalize_prefix(id_prefix)),
+        );
+        tree.insert(
+            "author_default".into(),
+            Value::String(author_default.to_string()),
+        );
+        Settings::from_effective(tree, None, None)
+    }
+
+    /// Reads `<root>/settings.json` with pm's algorithm; see [`Settings::from_text`].
+    ///
+    /// # Errors
+    /// `Error::Io` when the file exists but cannot be read.
+    pub fn read(root: &Path, env: &SettingsEnv) -> Result<(Settings, Vec<Notice>)> {
+        let path = root.join(SETTINGS_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Settings::from_text(&text, env)),
+            Err(err) if err.kind() == ErrorKind::NotFound => {
+                Ok((Settings::defaults().with_env(env), Vec::new()))
+            }
+            Err(err) => Err(err).at(path),
+        }
+    }
+
+    /// Parses settings.json text: invalid JSON gives the defaults plus
+    /// `settings_read_invalid_json`; a document failing validation gives the defaults plus
+    /// `settings_read_invalid_schema`; otherwise the stripped document is merged over the
+    /// defaults (two levels deep; `schema` and `item_types` replace), a missing `governance`
+    /// means preset `default`, and `item_format: "json_markdown"` becomes `toon` with
+    /// `settings_item_format_legacy_json_markdown_coerced_to_toon`.
+    pub fn from_text(text: &str, env: &SettingsEnv) -> (Settings, Vec<Notice>) {
+        let parsed: Value = match serde_json::from_str(text.trim_start_matches('\u{FEFF}')) {
+            Ok(v) => v,
+            Err(err) => {
+                let notice = Notice::new(
+                    "settings_read_invalid_json",
+                    format!("settings.json is not valid JSON ({err}); using defaults"),
+                );
+                return (Settings::defaults().with_env(env), vec![notice]);
+            }
+        };
+        match Settings::from_document(&parsed, env) {
+            Some(result) => result,
+            None => {
+                let notice = Notice::new(
+                    "settings_read_invalid_schema",
+                    "settings.json failed validation; the whole file is ignored and defaults apply",
+                );
+                (Settings::defaults().with_env(env), vec![notice])
+            }
+        }
+    }
+
+    /// Builds settings from a parsed document; `None` when it fails validation.
+    pub fn from_document(doc: &Value, env: &SettingsEnv) -> Option<(Settings, Vec<Notice>)> {
+        let validated = validate_settings(doc)?;
+        let mut notices = Vec::new();
+        let (effective, governance) = merge(&validated, &mut notices);
+        let settings =
+            Settings::from_effective(effective, doc.as_object().cloned(), Some(governance));
+        Some((settings.with_env(env), notices))
+    }
+
+    fn from_effective(
+        effective: Map<String, Value>,
+        source: Option<Map<String, Value>>,
+        governance: Option<Governance>,
+    ) -> Settings {
+        let governance = governance.unwrap_or_else(|| {
+            Governance::resolve(effective.get("governance").and_then(Value::as_object))
+        });
+        Settings {
+            effective,
+            source,
+            governance,
+            lock_wait_override: None,
+        }
+    }
+
+    fn with_env(mut self, env: &SettingsEnv) -> Settings {
+        self.lock_wait_override = env.lock_wait_ms;
+        if let (Some(ms), Some(Value::Object(locks))) =
+            (env.lock_wait_ms, self.effective.get_mut("locks"))
+        {
+            locks.insert("wait_ms".into(), Value::from(ms));
+        }
+        self
+    }
+
+    /// Returns the effective settings tree (defaults merged with the file, governance expanded).
+    pub fn effective(&self) -> &Map<String, Value> {
+        &self.effective
+    }
+
+    /// Returns the user's document as parsed (unknown keys kept), when settings.json was valid.
+    pub fn source(&self) -> Option<&Map<String, Value>> {
+        self.source.as_ref()
+    }
+
+    fn get(&self, path: &[&str]) -> Option<&Value> {
+        let (first, rest) = path.split_first()?;
+        let mut current = self.effective.get(*first)?;
+        for key in rest {
+            current = current.as_object()?.get(*key)?;
+        }
+        Some(current)
+    }
+
+    fn u64_at(&self, path: &[&str], default: u64) -> u64 {
+        self.get(path)
+            .and_then(Value::as_f64)
+            .filter(|f| f.is_finite())
+            .map_or(default, |f| f.max(0.0) as u64)
+    }
+
+    /// Returns `id_prefix` as written.
+    pub fn id_prefix_raw(&self) -> &str {
+        self.get(&["id_prefix"])
+            .and_then(Value::as_str)
+            .unwrap_or("pm-")
+    }
+
+    /// Returns the canonical id prefix (`normalize_prefix(id_prefix)`).
+    pub fn id_prefix(&self) -> String {
+        normalize_prefix(self.id_prefix_raw())
+    }
+
+    /// Returns `ids.token_length` clamped to 4..=12.
+    pub fn token_length(&self) -> usize {
+        clamp_token_length(self.get(&["ids", "token_length"]).and_then(Value::as_f64))
+    }
+
+    /// Returns `author_default`.
+    pub fn author_default(&self) -> &str {
+        self.get(&["author_default"])
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    /// Returns `locks.ttl_seconds` (negative values count as 0).
+    pub fn lock_ttl_seconds(&self) -> u64 {
+        self.u64_at(&["locks", "ttl_seconds"], 1800)
+    }
+
+    /// Returns the lock wait budget: `PM_LOCK_WAIT_MS` when given, else `locks.wait_ms`.
+    pub fn lock_wait_ms(&self) -> u64 {
+        self.lock_wait_override
+            .unwrap_or_else(|| self.u64_at(&["locks", "wait_ms"], 3000))
+    }
+
+    /// Returns `output.default_format`.
+    pub fn output_format(&self) -> OutputFormat {
+        match self
+            .get(&["output", "default_format"])
+            .and_then(Value::as_str)
+        {
+            Some("json") => OutputFormat::Json,
+            _ => OutputFormat::Toon,
+        }
+    }
+
+    /// Returns `history.missing_stream`.
+    pub fn missing_stream(&self) -> MissingStreamPolicy {
+        match self
+            .get(&["history", "missing_stream"])
+            .and_then(Value::as_str)
+        {
+            Some("strict_error") => MissingStreamPolicy::StrictError,
+            _ => MissingStreamPolicy::AutoCreate,
+        }
+    }
+
+    /// Returns the resolved governance knobs.
+    pub fn governance(&self) -> &Governance {
+        &self.governance
+    }
+
+    /// Returns the format items are written in: `toon`, or `markdown` (our opt-in value for
+    /// JSON-front-matter `.md` files; see `docs/compatibility.md`).
+    pub fn item_format(&self) -> ItemFormat {
+        match self.get(&["item_format"]).and_then(Value::as_str) {
+            Some("markdown") => ItemFormat::Markdown,
+            _ => ItemFormat::Toon,
+        }
+    }
+
+    /// Returns true when settings.json names an `item_format` itself.
+    pub fn has_explicit_item_format(&self) -> bool {
+        self.source
+            .as_ref()
+            .and_then(|s| s.get("item_format"))
+            .and_then(Value::as_str)
+            .is_some_and(|f| matches!(f, "toon" | "json_markdown" | "markdown"))
+    }
+
+    /// Returns `search.score_threshold`.
+    pub fn search_score_threshold(&self) -> f64 {
+        self.get(&["search", "score_threshold"])
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    }
+
+    /// Returns `search.max_results`.
+    pub fn search_max_results(&self) -> u64 {
+        self.u64_at(&["search", "max_results"], 50)
+    }
+
+    /// Returns the `context` defaults.
+    pub fn context(&self) -> ContextDefaults {
+        let sections = self
+            .get(&["context", "sections"])
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_bool().map(|b| (k.clone(), b)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ContextDefaults {
+            default_depth: self
+                .get(&["context", "default_depth"])
+                .and_then(Value::as_str)
+                .unwrap_or("brief")
+                .to_string(),
+            activity_limit: self.u64_at(&["context", "activity_limit"], 10),
+            stale_threshold_days: self.u64_at(&["context", "stale_threshold_days"], 7),
+            sections,
+        }
+    }
+
+    /// Returns `testing.record_results_to_items`.
+    pub fn record_test_results(&self) -> bool {
+        self.get(&["testing", "record_results_to_items"])
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// Returns `workflow.definition_of_done`.
+    pub fn definition_of_done(&self) -> Vec<&str> {
+        crate::schema::token::json_strings(self.get(&["workflow", "definition_of_done"]))
+    }
+
+    /// Returns the configured path of a schema file (`schema.files.<section>`), if any.
+    pub fn schema_file(&self, section: SchemaSection) -> Option<&str> {
+        self.get(&["schema", "files", section.as_str()])
+            .and_then(Value::as_str)
+    }
+
+    /// Returns the `schema` block the runtime schema starts from (the file's own block when it
+    /// has one, else the defaults).
+    pub fn schema_block(&self) -> Option<&Map<String, Value>> {
+        self.get(&["schema"]).and_then(Value::as_object)
+    }
+
+    /// Returns `item_types.definitions` as written.
+    pub fn item_type_definitions(&self) -> &[Value] {
+        self.get(&["item_types", "definitions"])
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Sets one leaf (e.g. `["output", "default_format"]`) in the user's document (or in the
+    /// full tree when the file was missing or invalid) and recomputes the effective settings.
+    ///
+    /// # Errors
+    /// `Error::InvalidArgument` when the path crosses a non-object or the result would fail
+    /// validation; nothing changes then.
+    pub fn set(&mut self, path: &[&str], value: Value) -> Result<()> {
+        let field = path.join(".");
+        let invalid = |reason: &str| Error::InvalidArgument {
+            field: field.clone(),
+            value: to_compact(&value),
+            reason: reason.to_string(),
+            allowed: Vec::new(),
+        };
+        let Some((last, parents)) = path.split_last() else {
+            return Err(invalid("empty settings path"));
+        };
+        let mut doc = match &self.source {
+            Some(source) => source.clone(),
+            None => write::full_tree(&self.effective_without_env(), &self.governance),
+        };
+        let mut cursor = &mut doc;
+        for key in parents {
+            let slot = cursor
+                .entry((*key).to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
+            cursor = slot
+                .as_object_mut()
+                .ok_or_else(|| invalid("path crosses a non-object"))?;
+        }
+        cursor.insert((*last).to_string(), value.clone());
+        let env = SettingsEnv {
+            lock_wait_ms: self.lock_wait_override,
+        };
+        let (updated, _) = Settings::from_document(&Value::Object(doc), &env)
+            .ok_or_else(|| invalid("settings.json would fail validation"))?;
+        *self = updated;
+        Ok(())
+    }
+
+    fn effective_without_env(&self) -> Map<String, Value> {
+        let mut tree = self.effective.clone();
+        if self.lock_wait_override.is_some()
+            && let Some(Value::Object(locks)) = tree.get_mut("locks")
+        {
+            let original = self
+                .source
+                .as_ref()
+                .and_then(|s| s.get("locks"))
+                .and_then(|l| l.get("wait_ms"))
+                .cloned()
+                .unwrap_or(Value::from(3000));
+            locks.insert("wait_ms".into(), original);
+        }
+        tree
+    }
+
+    /// Returns the full settings.json text (what `pm init` writes): every key, pm's orders,
+    /// normalized `schema`, governance in persisted form.
+    pub fn to_full_json(&self) -> String {
+        render(&write::full_tree(
+            &self.effective_without_env(),
+            &self.governance,
+        ))
+    }
+
+    /// Returns the sparse settings.json text: the user's document with the leaves changed by
+    /// [`Settings::set`], keys in pm's orders, nothing added; the full text when there was no
+    /// valid document.
+    pub fn to_sparse_json(&self) -> String {
+        match &self.source {
+            Some(source) => render(&order_document(source.clone())),
+            None => self.to_full_json(),
+        }
+    }
+}
+
+/// Merges a validated document over the defaults; returns the effective tree and governance.
+fn merge(
+    validated: &Map<String, Value>,
+    notices: &mut Vec<Notice>,
+) -> (Map<String, Value>, Governance) {
+    let mut effective = defaults_tree(GovernancePreset::Minimal);
+    for (key, value) in validated {
+        match key.as_str() {
+            "governance" => {}
+            "schema" | "item_types" => {
+                effective.insert(key.clone(), value.clone());
+            }
+            "item_format" if value.as_str() == Some("json_markdown") => {
+                notices.push(Notice::new(
+                    "settings_item_format_legacy_json_markdown_coerced_to_toon",
+                    "item_format \"json_markdown\" is legacy; items are written as toon",
+                ));
+                effective.insert(key.clone(), Value::String("toon".into()));
+            }
+            _ => match (effective.get_mut(key), value) {
+                (Some(Value::Object(base)), Value::Object(over)) => merge_two_levels(base, over),
+                _ => {
+                    effective.insert(key.clone(), value.clone());
+                }
+            },
+        }
+    }
+    // A document without a `governance` block runs under preset `default`.
+    let governance = Governance::resolve(validated.get("governance").and_then(Value::as_object));
+    effective.insert("governance".into(), governance.to_effective_json());
+    if let Some(Value::Object(validation)) = effective.get_mut("validation") {
+        validation.insert(
+            "parent_reference".into(),
+            Value::String(governance.parent_reference.clone()),
+        );
+        validation.insert(
+            "metadata_profile".into(),
+            Value::String(governance.metadata_profile.clone()),
+        );
+    }
+    (effective, governance)
+}
+
+fn merge_two_levels(base: &mut Map<String, Value>, over: &Map<String, Value>) {
+    for (key, value) in over {
+        match (base.get_mut(key), value) {
+            (Some(Value::Object(inner)), Value::Object(over_inner)) => {
+                for (k, v) in over_inner {
+                    inner.insert(k.clone(), v.clone());
+                }
+            }
+            _ => {
+                base.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Returns pm's `settings.json` from the transcript golden's `00-init` snapshot.
+    fn golden_init_settings() -> &'static str {
+        static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        TEXT.get_or_init(|| {
+            let golden = pm_testkit::shared_file("golden/mutation-transcript.tar.gz");
+            let dir = pm_testkit::extract_tar_gz(&golden).expect("extract the transcript golden");
+            let path = dir
+                .path()
+                .join("mutation-transcript/snapshots/00-init/.agents/pm/settings.json");
+            std::fs::read_to_string(path).expect("golden settings.json")
+        })
+    }
+
+    fn sparse_doc() -> Value {
+        json!({
+            "version": 1, "id_prefix": "pm-", "ids": {"token_length": 6}, "author_default": "",
+            "item_format": "toon", "locks": {"ttl_seconds": 1800}, "output": {"default_format": "toon"},
+            "extensions": {"enabled": [], "disabled": []},
+            "search": {"score_threshold": 0, "max_results": 50, "embedding_model": "", "embedding_batch_size": 32, "scanner_max_batch_retries": 3},
+            "providers": {"openai": {"base_url": "", "api_key": "", "model": ""}, "ollama": {"base_url": "http://localhost:11434", "model": "m"}},
+            "vector_store": {"qdrant": {"url": "", "api_key": ""}, "lancedb": {"path": "x"}}
+        })
+    }
+
+    #[test]
+    fn init_settings_match_golden_bytes() {
+        let settings = Settings::for_init("pm", "golden-author", GovernancePreset::Minimal);
+        assert_eq!(settings.to_full_json(), golden_init_settings());
+    }
+
+    #[test]
+    fn golden_file_round_trips_through_read() {
+        let (settings, notices) =
+            Settings::from_text(golden_init_settings(), &SettingsEnv::default());
+        assert!(notices.is_empty(), "{notices:?}");
+        assert_eq!(settings.governance().preset, GovernancePreset::Minimal);
+        assert_eq!(settings.author_default(), "golden-author");
+        assert_eq!(settings.to_full_json(), golden_init_settings());
+        assert_eq!(settings.to_sparse_json(), golden_init_settings());
+    }
+
+    #[test]
+    fn invalid_files_fall_back_to_defaults_with_notices() {
+        let env = SettingsEnv::default();
+        let (s, n) = Settings::from_text("{not json", &env);
+        assert_eq!(n[0].code, "settings_read_invalid_json");
+        assert_eq!(s.governance().preset, GovernancePreset::Minimal);
+        let (s, n) = Settings::from_text(
+            r#"{"version":1,"id_prefix":"zz-","author_default":""}"#,
+            &env,
+        );
+        assert_eq!(n[0].code, "settings_read_invalid_schema");
+        assert_eq!(s.id_prefix(), "pm-");
+        assert!(s.source().is_none());
+    }
+
+    #[test]
+    fn sparse_file_merges_over_defaults() {
+        let env = SettingsEnv {
+            lock_wait_ms: Some(0),
+        };
+        let (s, notices) = Settings::from_document(&sparse_doc(), &env).expect("valid");
+        assert!(notices.is_empty());
+        assert_eq!(s.token_length(), 6);
+        assert_eq!(s.governance().preset, GovernancePreset::Default);
+        assert!(s.governance().force_required_for_stale_lock);
+        assert_eq!(
+            s.governance().ownership_enforcement,
+            OwnershipEnforcement::Warn
+        );
+        assert!(s.governance().require_close_reason);
+        assert_eq!(s.lock_ttl_seconds(), 1800);
+        assert_eq!(s.lock_wait_ms(), 0);
+        assert_eq!(s.effective()["providers"]["ollama"]["model"], json!("m"));
+        assert_eq!(
+            s.effective()["vector_store"]["collection_name"],
+            json!("pm_items")
+        );
+        assert_eq!(
+            s.effective()["validation"]["parent_reference"],
+            json!("strict_error")
+        );
+        assert_eq!(s.output_format(), OutputFormat::Toon);
+        assert_eq!(s.missing_stream(), MissingStreamPolicy::AutoCreate);
+        assert_eq!(s.item_format(), ItemFormat::Toon);
+        assert!(s.has_explicit_item_format());
+        assert_eq!(s.search_max_results(), 50);
+        assert_eq!(s.context().activity_limit, 10);
+        assert_eq!(s.context().sections.len(), 10);
+    }
+
+    #[test]
+    fn legacy_and_markdown_item_formats() {
+        let env = SettingsEnv::default();
+        let mut doc = sparse_doc();
+        doc["item_format"] = json!("json_markdown");
+        let (s, notices) = Settings::from_document(&doc, &env).expect("valid");
+        assert_eq!(
+            notices[0].code,
+            "settings_item_format_legacy_json_markdown_coerced_to_toon"
+        );
+        assert_eq!(s.item_format(), ItemFormat::Toon);
+        doc["item_format"] = json!("markdown");
+        let (s, notices) = Settings::from_document(&doc, &env).expect("valid");
+        assert!(notices.is_empty());
+        assert_eq!(s.item_format(), ItemFormat::Markdown);
+    }
+
+    #[test]
+    fn sparse_rewrite_keeps_only_user_keys() -> Result<()> {
+        let mut doc = sparse_doc();
+        doc["zz_unknown"] = json!(1);
+        let (mut s, _) = Settings::from_document(&doc, &SettingsEnv::default()).expect("valid");
+        s.set(&["output", "default_format"], json!("json"))?;
+        s.set(&["governance", "preset"], json!("strict"))?;
+        assert_eq!(s.output_format(), OutputFormat::Json);
+        assert_eq!(s.governance().preset, GovernancePreset::Strict);
+        let text = s.to_sparse_json();
+        let reparsed: Value =
+            serde_json::from_str(&text).map_err(|e| Error::internal(e.to_string()))?;
+        let keys: Vec<_> = reparsed
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys,
+            [
+                "version",
+                "id_prefix",
+                "ids",
+                "author_default",
+                "item_format",
+                "locks",
+                "output",
+                "governance",
+                "extensions",
+                "search",
+                "providers",
+                "vector_store",
+                "zz_unknown"
+            ]
+        );
+        assert_eq!(reparsed["governance"], json!({"preset": "strict"}));
+        assert!(s.set(&["output", "default_format"], json!("yaml")).is_err());
+        assert_eq!(s.output_format(), OutputFormat::Json);
+        Ok(())
+    }
+
+    #[test]
+    fn setting_on_defaults_writes_the_full_tree() -> Result<()> {
+        let mut s = Settings::defaults();
+        s.set(&["id_prefix"], json!("acme-"))?;
+        assert_eq!(s.id_prefix(), "acme-");
+        let text = s.to_sparse_json();
+        assert!(text.contains("\"vector_store\""));
+        assert!(text.contains("\"preset\": \"minimal\""));
+        Ok(())
+    }
+
+    #[test]
+    fn lock_wait_env_parsing() {
+        assert_eq!(parse_lock_wait_ms(" 250 "), Some(250));
+        assert_eq!(parse_lock_wait_ms("0"), Some(0));
+        assert_eq!(parse_lock_wait_ms("-1"), None);
+        assert_eq!(parse_lock_wait_ms("1e3"), None);
+        assert_eq!(parse_lock_wait_ms(""), None);
+    }
+}

@@ -1,0 +1,491 @@
+//! Tracker discovery and layout (storage spec §1): where the tracker root and workspace root
+//! are, the paths of items, history, locks and runtime state, item-file enumeration and lookup
+//! by id. Never reads the environment: the CLI passes `--pm-path`/`PM_PATH` in.
+
+use crate::error::{Error, IoResultExt, Result};
+use crate::ids::{is_valid_id, normalize_id_input};
+use crate::notice::Notice;
+use crate::schema::TypeRegistry;
+use crate::settings::SETTINGS_FILE;
+use serde::Serialize;
+use std::io::ErrorKind;
+use std::path::{Component, Path, PathBuf};
+
+/// The nested tracker directory inside a workspace.
+pub const NESTED_TRACKER_DIR: &str = ".agents/pm";
+
+/// The on-disk format of an item file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemFormat {
+    /// `<id>.toon`, pm's only written format.
+    Toon,
+    /// `<id>.md`, JSON front matter plus a Markdown body (legacy in pm; our opt-in format).
+    Markdown,
+}
+
+impl ItemFormat {
+    /// Returns the file extension including the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ItemFormat::Toon => ".toon",
+            ItemFormat::Markdown => ".md",
+        }
+    }
+
+    /// Returns the format and stem of an item file name (extension matched case-insensitively).
+    pub fn split_file_name(name: &str) -> Option<(ItemFormat, &str)> {
+        for format in [ItemFormat::Toon, ItemFormat::Markdown] {
+            let ext = format.extension();
+            if name.len() > ext.len() && name.is_char_boundary(name.len() - ext.len()) {
+                let (stem, tail) = name.split_at(name.len() - ext.len());
+                if tail.eq_ignore_ascii_case(ext) {
+                    return Some((format, stem));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// One item file found on disk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ItemFileRef {
+    /// The type whose folder holds the file (the first type in registry order that uses the
+    /// folder); the item's own `type` field is authoritative once it is parsed.
+    pub type_name: String,
+    /// The folder relative to the tracker root.
+    pub folder: String,
+    /// The absolute file path.
+    pub path: PathBuf,
+    /// The file name without its extension (should equal the item id).
+    pub stem: String,
+    /// The file format.
+    pub format: ItemFormat,
+}
+
+/// The result of [`Tracker::item_files`].
+#[derive(Clone, Debug, Default)]
+pub struct ItemFiles {
+    /// Every item file, folders in registry order, files sorted by name within a folder.
+    pub files: Vec<ItemFileRef>,
+    /// `item_list_directory_read_failed:<folder>` for folders that exist but cannot be read.
+    pub notices: Vec<Notice>,
+}
+
+/// A tracker location: its root (where settings.json lives) and its workspace root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tracker {
+    root: PathBuf,
+    workspace_root: PathBuf,
+}
+
+impl Tracker {
+    /// Returns the tracker rooted at `root` (not checked for initialization).
+    pub fn at(root: impl Into<PathBuf>) -> Tracker {
+        let root = normalize_lexically(&root.into());
+        let workspace_root = workspace_root_of(&root);
+        Tracker {
+            root,
+            workspace_root,
+        }
+    }
+
+    /// Finds the tracker for a command run in `cwd` (absolute) with an optional explicit path
+    /// (`--pm-path`, `--path` or `PM_PATH`, chosen and trimmed by the caller):
+    ///
+    /// 1. An explicit path is resolved against `cwd`; if it lacks settings.json but
+    ///    `<p>/.agents/pm/settings.json` exists, that nested root is used, else `<p>` as is.
+    /// 2. Otherwise each directory from `cwd` up to `/` is tried: `D/.agents/pm/settings.json`
+    ///    makes `D/.agents/pm` the root; else a `D/settings.json` holding a JSON object with
+    ///    `id_prefix` or `item_format` makes `D` the root (root layout).
+    /// 3. Otherwise `<cwd>/.agents/pm` (possibly uninitialized, for `pm init`).
+    pub fn discover(cwd: &Path, explicit: Option<&Path>) -> Tracker {
+        if let Some(explicit) = explicit {
+            let path = normalize_lexically(&cwd.join(explicit));
+            let nested = path.join(NESTED_TRACKER_DIR);
+            if !path.join(SETTINGS_FILE).exists() && nested.join(SETTINGS_FILE).exists() {
+                return Tracker::at(nested);
+            }
+            return Tracker::at(path);
+        }
+        let cwd = normalize_lexically(cwd);
+        for dir in cwd.ancestors() {
+            let nested = dir.join(NESTED_TRACKER_DIR);
+            if nested.join(SETTINGS_FILE).exists() {
+                return Tracker::at(nested);
+            }
+            if is_root_layout_settings(&dir.join(SETTINGS_FILE)) {
+                return Tracker::at(dir);
+            }
+        }
+        Tracker::at(cwd.join(NESTED_TRACKER_DIR))
+    }
+
+    /// Like [`Tracker::discover`], but requires an initialized tracker.
+    ///
+    /// # Errors
+    /// `Error::NotInProject` when the discovered root has no readable settings.json.
+    pub fn open(cwd: &Path, explicit: Option<&Path>) -> Result<Tracker> {
+        let tracker = Tracker::discover(cwd, explicit);
+        if tracker.is_initialized() {
+            Ok(tracker)
+        } else {
+            Err(Error::NotInProject {
+                cwd: cwd.to_path_buf(),
+                tried: tracker.root,
+            })
+        }
+    }
+
+    /// Returns true when the root is a directory containing a settings.json file.
+    pub fn is_initialized(&self) -> bool {
+        self.root.is_dir() && self.settings_path().is_file()
+    }
+
+    /// Returns the tracker root (the directory holding settings.json).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Returns the workspace root: the parent of `.agents` for a `…/.agents/pm` root, else the
+    /// root itself.
+    pub fn workspace_root(&self) -> &Path {
+        &self.workspace_root
+    }
+
+    /// Returns `<root>/settings.json`.
+    pub fn settings_path(&self) -> PathBuf {
+        self.root.join(SETTINGS_FILE)
+    }
+
+    /// Returns `<root>/history`.
+    pub fn history_dir(&self) -> PathBuf {
+        self.root.join("history")
+    }
+
+    /// Returns `<root>/locks`.
+    pub fn locks_dir(&self) -> PathBuf {
+        self.root.join("locks")
+    }
+
+    /// Returns `<root>/runtime` (derived, rebuildable state).
+    pub fn runtime_dir(&self) -> PathBuf {
+        self.root.join("runtime")
+    }
+
+    /// Returns `<root>/<folder>/<id><ext>`.
+    pub fn item_path(&self, folder: &str, id: &str, format: ItemFormat) -> PathBuf {
+        self.root
+            .join(folder)
+            .join(format!("{id}{}", format.extension()))
+    }
+
+    /// Returns `<root>/history/<id>.jsonl` (whatever the item's folder).
+    pub fn history_path(&self, id: &str) -> PathBuf {
+        self.history_dir().join(format!("{id}.jsonl"))
+    }
+
+    /// Returns `<root>/locks/<lock_id>.lock` (see `lock` for validation of the id).
+    pub fn lock_path(&self, lock_id: &str) -> PathBuf {
+        self.locks_dir().join(format!("{lock_id}.lock"))
+    }
+
+    /// Lists every item file: each registered folder once (registry order), non-recursively,
+    /// files ending in `.toon` or `.md` (any case), sorted by name. Missing folders are empty;
+    /// unreadable ones are reported as notices. Temp files (`.x.toon.<…>.tmp`) never match.
+    ///
+    /// # Errors
+    /// `Error::Io` when an entry of a readable folder cannot be inspected.
+    pub fn item_files(&self, types: &TypeRegistry) -> Result<ItemFiles> {
+        let mut out = ItemFiles::default();
+        for (folder, type_name) in types.folders() {
+            let dir = self.root.join(folder);
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(err) if err.kind() == ErrorKind::NotFound => continue,
+                Err(err) => {
+                    out.notices.push(Notice::new(
+                        format!("item_list_directory_read_failed:{folder}"),
+                        format!("{}: {err}", dir.display()),
+                    ));
+                    continue;
+                }
+            };
+            let mut found: Vec<ItemFileRef> = Vec::new();
+            for entry in entries {
+                let entry = entry.at(&dir)?;
+                if entry.file_type().at(entry.path())?.is_dir() {
+                    continue;
+                }
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else { continue };
+                if let Some((format, stem)) = ItemFormat::split_file_name(name) {
+                    found.push(ItemFileRef {
+                        type_name: type_name.to_string(),
+                        folder: folder.to_string(),
+                        path: entry.path(),
+                        stem: stem.to_string(),
+                        format,
+                    });
+                }
+            }
+            found.sort_by(|a, b| a.path.cmp(&b.path));
+            out.files.extend(found);
+        }
+        Ok(out)
+    }
+
+    /// Returns every file that holds exactly `id`: for each folder in registry order,
+    /// `<folder>/<id>.toon` then `<folder>/<id>.md`.
+    pub fn files_for_id(&self, id: &str, types: &TypeRegistry) -> Vec<ItemFileRef> {
+        let mut hits = Vec::new();
+        if !is_valid_id(id) {
+            return hits;
+        }
+        for (folder, type_name) in types.folders() {
+            for format in [ItemFormat::Toon, ItemFormat::Markdown] {
+                let path = self.item_path(folder, id, format);
+                if path.is_file() {
+                    hits.push(ItemFileRef {
+                        type_name: type_name.to_string(),
+                        folder: folder.to_string(),
+                        path,
+                        stem: id.to_string(),
+                        format,
+                    });
+                }
+            }
+        }
+        hits
+    }
+
+    /// Finds the file of an id argument (pm's `locateItem`): the prefixed normalized form is
+    /// tried first, then the bare normalized input.
+    ///
+    /// Stricter than pm, which returns the first hit: when the same id exists in more than one
+    /// file (several folders, or both `.toon` and `.md`) this fails with `DuplicateId`.
+    ///
+    /// # Errors
+    /// `InvalidId` when no candidate is a well-formed id, `DuplicateId` for several files,
+    /// `ItemNotFound` when no file exists.
+    pub fn locate_item(
+        &self,
+        raw_id: &str,
+        prefix: &str,
+        types: &TypeRegistry,
+    ) -> Result<ItemFileRef> {
+        let candidates: Vec<String> = normalize_id_input(raw_id, prefix)
+            .into_iter()
+            .filter(|c| is_valid_id(c))
+            .collect();
+        let Some(first) = candidates.first().cloned() else {
+            return Err(Error::InvalidId {
+                input: raw_id.to_string(),
+                reason: "ids use lowercase letters, digits and inner hyphens only".to_string(),
+            });
+        };
+        for id in candidates {
+            let mut hits = self.files_for_id(&id, types);
+            match hits.len() {
+                0 => continue,
+                1 => return Ok(hits.remove(0)),
+                _ => {
+                    return Err(Error::DuplicateId {
+                        id,
+                        paths: hits.into_iter().map(|h| h.path).collect(),
+                    });
+                }
+            }
+        }
+        Err(Error::ItemNotFound { id: first })
+    }
+}
+
+fn workspace_root_of(root: &Path) -> PathBuf {
+    let is_nested = root.file_name().is_some_and(|n| n == "pm")
+        && root
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == ".agents");
+    match root.parent().and_then(Path::parent) {
+        Some(workspace) if is_nested => workspace.to_path_buf(),
+        _ => root.to_path_buf(),
+    }
+}
+
+/// Returns true when `path` holds a JSON object with `id_prefix` or `item_format`.
+fn is_root_layout_settings(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| {
+            v.as_object()
+                .map(|m| m.contains_key("id_prefix") || m.contains_key("item_format"))
+        })
+        .unwrap_or(false)
+}
+
+/// Resolves `.` and `..` components without touching the filesystem (like Node's
+/// `path.resolve`); `..` at the root stays at the root.
+fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(component);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::atomic::write;
+
+    type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
+
+    #[test]
+    fn explicit_paths_resolve_and_prefer_nested_settings() -> TestResult {
+        let tmp = tempfile::tempdir()?;
+        let ws = tmp.path();
+        write(&ws.join(".agents/pm/settings.json"), b"{}")?;
+        let t = Tracker::discover(ws, Some(Path::new(".")));
+        assert_eq!(t.root(), ws.join(".agents/pm"));
+        assert_eq!(t.workspace_root(), ws);
+        let t = Tracker::discover(&ws.join("sub"), Some(Path::new("../other")));
+        assert_eq!(t.root(), ws.join("other"));
+        assert_eq!(t.workspace_root(), ws.join("other"));
+        assert!(!t.is_initialized());
+        Ok(())
+    }
+
+    #[test]
+    fn walks_up_to_nested_or_root_layout() -> TestResult {
+        let tmp = tempfile::tempdir()?;
+        let ws = tmp.path();
+        write(&ws.join(".agents/pm/settings.json"), b"{}")?;
+        std::fs::create_dir_all(ws.join("a/b"))?;
+        assert_eq!(
+            Tracker::discover(&ws.join("a/b"), None).root(),
+            ws.join(".agents/pm")
+        );
+        write(&ws.join("a/settings.json"), br#"{"item_format":"toon"}"#)?;
+        assert_eq!(
+            Tracker::discover(&ws.join("a/b"), None).root(),
+            ws.join("a")
+        );
+        write(&ws.join("a/settings.json"), br#"{"other":1}"#)?;
+        assert_eq!(
+            Tracker::discover(&ws.join("a/b"), None).root(),
+            ws.join(".agents/pm")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn falls_back_to_cwd_and_open_requires_init() -> TestResult {
+        let tmp = tempfile::tempdir()?;
+        let cwd = tmp.path().join("x");
+        std::fs::create_dir_all(&cwd)?;
+        let t = Tracker::discover(&cwd, None);
+        assert_eq!(t.root(), cwd.join(".agents/pm"));
+        let err = Tracker::open(&cwd, None).expect_err("uninitialized");
+        assert_eq!(err.code().as_str(), "not_in_project");
+        Ok(())
+    }
+
+    #[test]
+    fn paths_are_laid_out_like_pm() {
+        let t = Tracker::at("/w/.agents/pm");
+        assert_eq!(t.workspace_root(), Path::new("/w"));
+        assert_eq!(
+            t.item_path("tasks", "pm-a1", ItemFormat::Toon),
+            Path::new("/w/.agents/pm/tasks/pm-a1.toon")
+        );
+        assert_eq!(
+            t.history_path("pm-a1"),
+            Path::new("/w/.agents/pm/history/pm-a1.jsonl")
+        );
+        assert_eq!(
+            t.lock_path("pm-a1"),
+            Path::new("/w/.agents/pm/locks/pm-a1.lock")
+        );
+        assert_eq!(t.runtime_dir(), Path::new("/w/.agents/pm/runtime"));
+    }
+
+    #[test]
+    fn item_file_names_split_case_insensitively() {
+        assert_eq!(
+            ItemFormat::split_file_name("pm-a.TOON"),
+            Some((ItemFormat::Toon, "pm-a"))
+        );
+        assert_eq!(
+            ItemFormat::split_file_name("pm-a.Md"),
+            Some((ItemFormat::Markdown, "pm-a"))
+        );
+        assert_eq!(ItemFormat::split_file_name(".toon"), None);
+        assert_eq!(
+            ItemFormat::split_file_name(".pm-a.toon.1.2.deadbeef.tmp"),
+            None
+        );
+        assert_eq!(ItemFormat::split_file_name("notes.txt"), None);
+    }
+
+    #[test]
+    fn enumeration_and_lookup() -> TestResult {
+        let tmp = tempfile::tempdir()?;
+        let t = Tracker::at(tmp.path());
+        let types = TypeRegistry::builtin();
+        write(&t.item_path("tasks", "pm-b", ItemFormat::Toon), b"x")?;
+        write(&t.item_path("tasks", "pm-a", ItemFormat::Markdown), b"x")?;
+        write(&t.item_path("epics", "pm-c", ItemFormat::Toon), b"x")?;
+        write(
+            &tmp.path().join("tasks/.pm-b.toon.1.2.deadbeef.tmp"),
+            b"partial",
+        )?;
+        write(&tmp.path().join("tasks/readme.txt"), b"x")?;
+        std::fs::create_dir_all(tmp.path().join("tasks/nested.toon"))?;
+        let files = t.item_files(&types)?;
+        let stems: Vec<_> = files
+            .files
+            .iter()
+            .map(|f| (f.folder.as_str(), f.stem.as_str()))
+            .collect();
+        assert_eq!(
+            stems,
+            [("epics", "pm-c"), ("tasks", "pm-a"), ("tasks", "pm-b")]
+        );
+        assert_eq!(files.files[0].type_name, "Epic");
+
+        assert_eq!(
+            t.locate_item("#B", "pm-", &types)?.path,
+            t.item_path("tasks", "pm-b", ItemFormat::Toon)
+        );
+        let missing = t.locate_item("zz", "pm-", &types).expect_err("missing");
+        assert_eq!(missing.code().as_str(), "item_not_found");
+        let bad = t
+            .locate_item("../../etc", "pm-", &types)
+            .expect_err("bad id");
+        assert_eq!(bad.code().as_str(), "invalid_item_id");
+
+        write(&t.item_path("chores", "pm-b", ItemFormat::Markdown), b"x")?;
+        let dup = t.locate_item("pm-b", "pm-", &types).expect_err("duplicate");
+        match dup {
+            Error::DuplicateId { id, paths } => {
+                assert_eq!(id, "pm-b");
+                assert_eq!(paths.len(), 2);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        Ok(())
+    }
+}
