@@ -261,6 +261,35 @@ mod tests {
     }
 
     #[test]
+    fn simulated_crash_before_rename_leaves_only_a_sweepable_temp()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let tmp = tempfile::tempdir()?;
+        let target = tmp.path().join("tasks/pm-a.toon");
+        write(&target, b"old\n")?;
+        // The crash: the new content reached a temp file, the rename never happened.
+        let (temp_path, mut file) = create_temp_sibling(&target, &parent_dir(&target))?;
+        file.write_all(b"new, half written")?;
+        drop(file);
+        let temp_name = temp_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or("name")?;
+        assert!(is_temp_name(temp_name), "{temp_name}");
+        assert!(crate::tracker::ItemFormat::split_file_name(temp_name).is_none());
+        assert_eq!(fs::read_to_string(&target)?, "old\n");
+        let tracker = crate::tracker::Tracker::at(tmp.path());
+        let listed = tracker.item_files(&crate::schema::TypeRegistry::builtin())?;
+        assert_eq!(listed.files.len(), 1);
+        assert_eq!(listed.files[0].path, target);
+        assert_eq!(
+            sweep_temp_files(&tmp.path().join("tasks"), SweepPolicy::All)?,
+            vec![temp_path]
+        );
+        assert_eq!(fs::read_dir(tmp.path().join("tasks"))?.count(), 1);
+        Ok(())
+    }
+
+    #[test]
     fn crash_leftovers_are_swept() -> Result<(), Box<dyn std::error::Error>> {
         let tmp = tempfile::tempdir()?;
         // A crash between write and rename leaves the temp file behind, target untouched.

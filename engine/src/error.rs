@@ -60,6 +60,16 @@ pub enum Error {
         detail: String,
     },
 
+    /// Serialized TOON did not decode back to the document (pm's round-trip guard); nothing
+    /// was written.
+    #[error("item {id}: TOON serialization failed its round-trip check: {detail}")]
+    ItemRoundTrip {
+        /// The item id (may be empty).
+        id: String,
+        /// What differed.
+        detail: String,
+    },
+
     /// A tracker file contains git merge-conflict markers.
     #[error("{path}:{line}: unresolved merge conflict markers")]
     ConflictMarkers {
@@ -193,6 +203,8 @@ pub enum ErrorCode {
     InvalidArgumentValue,
     /// An item file that cannot be read.
     ItemDocumentInvalid,
+    /// An item whose TOON text fails the decode round-trip check.
+    ItemDocumentRoundtripFailed,
     /// Merge-conflict markers in an item file.
     MergeConflictMarkersDetected,
     /// Merge-conflict markers in a history stream.
@@ -221,6 +233,7 @@ impl ErrorCode {
         ErrorCode::InvalidItemId,
         ErrorCode::InvalidArgumentValue,
         ErrorCode::ItemDocumentInvalid,
+        ErrorCode::ItemDocumentRoundtripFailed,
         ErrorCode::MergeConflictMarkersDetected,
         ErrorCode::HistoryMergeConflictMarkersDetected,
         ErrorCode::HistoryInvalid,
@@ -240,6 +253,7 @@ impl ErrorCode {
             ErrorCode::InvalidItemId => "invalid_item_id",
             ErrorCode::InvalidArgumentValue => "invalid_argument_value",
             ErrorCode::ItemDocumentInvalid => "item_document_invalid",
+            ErrorCode::ItemDocumentRoundtripFailed => "item_document_roundtrip_failed",
             ErrorCode::MergeConflictMarkersDetected => "merge_conflict_markers_detected",
             ErrorCode::HistoryMergeConflictMarkersDetected => {
                 "history_merge_conflict_markers_detected"
@@ -269,7 +283,7 @@ impl ErrorCode {
             ErrorCode::LockConflict | ErrorCode::LockStale => ErrorFamily::LockHeld,
             ErrorCode::LockPathUnsafe => ErrorFamily::InvalidArgument,
             ErrorCode::Io => ErrorFamily::Io,
-            ErrorCode::Internal => ErrorFamily::Internal,
+            ErrorCode::ItemDocumentRoundtripFailed | ErrorCode::Internal => ErrorFamily::Internal,
         }
     }
 }
@@ -330,6 +344,7 @@ impl Error {
             Error::InvalidId { .. } => ErrorCode::InvalidItemId,
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgumentValue,
             Error::ItemInvalid { .. } => ErrorCode::ItemDocumentInvalid,
+            Error::ItemRoundTrip { .. } => ErrorCode::ItemDocumentRoundtripFailed,
             Error::ConflictMarkers { history: false, .. } => {
                 ErrorCode::MergeConflictMarkersDetected
             }
@@ -367,6 +382,9 @@ impl Error {
                 "fix or restore the file (e.g. `git checkout -- {}`); nothing was written",
                 path.display()
             )),
+            Error::ItemRoundTrip { .. } => Some(
+                "the item holds text the TOON codec cannot represent (e.g. a lone surrogate); edit the value and retry".into(),
+            ),
             Error::ConflictMarkers { path, .. } => Some(format!(
                 "resolve the merge conflict in {} and commit the result",
                 path.display()

@@ -6,6 +6,7 @@
 
 pub mod atomic;
 pub mod clock;
+pub mod collate;
 pub mod error;
 pub mod hash;
 pub mod history;
@@ -17,6 +18,8 @@ pub mod lock;
 pub mod notice;
 pub mod schema;
 pub mod settings;
+pub mod timestamp;
+pub mod toon;
 pub mod tracker;
 
 pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result};

@@ -2,3 +2,9 @@
 
 mod test_forgotten_files;
 mod test_history_corpus;
+mod test_init_golden;
+mod test_item_corpus;
+mod test_item_props;
+mod test_toon_corpus;
+mod test_toon_props;
+mod test_tracker_corpus;

@@ -1,10 +1,15 @@
 //! Patch generation: a port of `fast-json-patch` 3.1.1 `compare`, pm's post-pass that turns a
 //! `replace` of an absent path into `add`, and the `{metadata, body}` wrapping pm diffs.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
-use super::entry::PatchOp;
+use super::entry::{PatchOp, PatchOpKind};
 use super::patch::{apply_op, number_equal, pointer_exists};
+use crate::item::ItemDoc;
+use crate::item::canon::{canonicalize_for_hash, order_metadata};
+use crate::item::keys::DEPENDENCY_KEY_ORDER;
 use crate::json::js_key_order;
 
 /// Returns the RFC 6902 patch `fast-json-patch`'s `compare(before, after)` generates.
@@ -15,40 +20,120 @@ use crate::json::js_key_order;
 /// counts differ are the new keys walked forward, giving `add` for keys the old side lacks.
 pub fn compare(before: &Value, after: &Value) -> Vec<PatchOp> {
     let mut patches = Vec::new();
-    generate(before, after, &mut patches, "");
+    generate(before, after, &mut patches, "", &|_| None);
     patches
 }
 
-/// Returns [`compare`] followed by pm's post-pass: the ops are replayed on a copy of `before`
-/// and every `replace` whose path is absent at that point becomes `add`.
+/// Returns [`compare`] followed by pm's post-pass (see [`post_pass`]).
 pub fn compare_for_history(before: &Value, after: &Value) -> Vec<PatchOp> {
     let mut ops = compare(before, after);
+    post_pass(before, &mut ops);
+    ops
+}
+
+/// pm's post-pass over a generated patch: the ops are replayed on a copy of `before` and every
+/// `replace` whose path is absent at that point becomes `add`.
+pub fn post_pass(before: &Value, ops: &mut [PatchOp]) {
     let mut state = before.clone();
-    for op in &mut ops {
-        if op.op == super::entry::PatchOpKind::Replace && !pointer_exists(&state, &op.path) {
-            op.op = super::entry::PatchOpKind::Add;
+    for op in ops {
+        if op.op == PatchOpKind::Replace && !pointer_exists(&state, &op.path) {
+            op.op = PatchOpKind::Add;
         }
         // The post-pass only tracks the state; an op that cannot apply is left as generated.
         let _ = apply_op(&mut state, op);
     }
+}
+
+/// Returns the patch pm records for a mutation from `before` to `after` (§8.3): each side
+/// wrapped by [`history_state`], compared with pm's in-memory record shapes (see
+/// [`record_template`]), then [`post_pass`].
+pub fn item_patch(before: &ItemDoc, after: &ItemDoc) -> Vec<PatchOp> {
+    let before = history_state(before);
+    let after = history_state(after);
+    let mut ops = Vec::new();
+    generate(&before, &after, &mut ops, "", &record_template);
+    post_pass(&before, &mut ops);
     ops
 }
 
-/// The keys `_objectKeys` returns: array indices, or an object's keys in JavaScript
-/// enumeration order (integer-like keys first, ascending).
-fn object_keys(value: &Value) -> Vec<String> {
-    match value {
-        Value::Array(items) => (0..items.len()).map(|i| i.to_string()).collect(),
-        Value::Object(map) => js_key_order(map, false).into_iter().cloned().collect(),
-        _ => Vec::new(),
+/// Key order of a rebuilt `files` or `docs` entry.
+const LINKED_PATH_KEY_ORDER: &[&str] = &["path", "scope", "note"];
+
+/// Returns the keys pm's canonical record at `path` carries in memory.
+///
+/// pm rebuilds `dependencies`, `tests`, `files` and `docs` entries as object literals with
+/// every key of their key order, leaving absent fields `undefined`. JSON never shows those
+/// keys, but `compare` walks them: a field that gains a value is a `replace` at its key-order
+/// position (turned into `add` by the post-pass), and the key counts of two such records are
+/// always equal. `path` is the pointer of the record (`/metadata/<field>/<index>`).
+pub fn record_template(path: &str) -> Option<&'static [&'static str]> {
+    let (field, index) = path.strip_prefix("/metadata/")?.split_once('/')?;
+    if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    match field {
+        "dependencies" => Some(DEPENDENCY_KEY_ORDER),
+        "files" | "docs" => Some(LINKED_PATH_KEY_ORDER),
+        _ => None,
     }
 }
 
-fn child<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
-    match value {
-        Value::Object(map) => map.get(key),
-        Value::Array(items) => key.parse::<usize>().ok().and_then(|i| items.get(i)),
-        _ => None,
+type Templates<'t> = dyn Fn(&str) -> Option<&'static [&'static str]> + 't;
+
+/// A container as `_objectKeys` and property reads see it: ordered own keys, `None` for a key
+/// that is present but `undefined`.
+struct JsObject<'a> {
+    value: &'a Value,
+    template: Option<&'static [&'static str]>,
+}
+
+impl<'a> JsObject<'a> {
+    fn new(value: &'a Value, template: Option<&'static [&'static str]>) -> JsObject<'a> {
+        let template = template.filter(|_| value.is_object());
+        JsObject { value, template }
+    }
+
+    /// The own keys in enumeration order: array indices; template keys then the others.
+    fn keys(&self) -> Vec<Cow<'a, str>> {
+        match self.value {
+            Value::Array(items) => (0..items.len())
+                .map(|i| Cow::Owned(i.to_string()))
+                .collect(),
+            Value::Object(map) => {
+                let Some(template) = self.template else {
+                    return js_key_order(map, false)
+                        .into_iter()
+                        .map(|k| Cow::Borrowed(k.as_str()))
+                        .collect();
+                };
+                let mut keys: Vec<Cow<'a, str>> =
+                    template.iter().map(|k| Cow::Borrowed(*k)).collect();
+                keys.extend(
+                    js_key_order(map, false)
+                        .into_iter()
+                        .filter(|k| !template.contains(&k.as_str()))
+                        .map(|k| Cow::Borrowed(k.as_str())),
+                );
+                keys
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `hasOwnProperty` and the value: `None` = no own key, `Some(None)` = `undefined`.
+    fn own(&self, key: &str) -> Option<Option<&'a Value>> {
+        match self.value {
+            Value::Array(items) => key
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| items.get(i))
+                .map(Some),
+            Value::Object(map) => match map.get(key) {
+                Some(value) => Some(Some(value)),
+                None => self.template.filter(|t| t.contains(&key)).map(|_| None),
+            },
+            _ => None,
+        }
     }
 }
 
@@ -57,13 +142,13 @@ fn is_container(value: &Value) -> bool {
 }
 
 /// JavaScript `!==` for two values that are not both containers of the same kind: containers
-/// are distinct references, primitives compare by value.
-fn differs(old: &Value, new: &Value) -> bool {
+/// are distinct references, primitives compare by value, `undefined` only equals itself.
+fn differs(old: Option<&Value>, new: Option<&Value>) -> bool {
     match (old, new) {
-        (Value::Null, Value::Null) => false,
-        (Value::Bool(a), Value::Bool(b)) => a != b,
-        (Value::Number(a), Value::Number(b)) => !number_equal(a, b),
-        (Value::String(a), Value::String(b)) => a != b,
+        (None, None) | (Some(Value::Null), Some(Value::Null)) => false,
+        (Some(Value::Bool(a)), Some(Value::Bool(b))) => a != b,
+        (Some(Value::Number(a)), Some(Value::Number(b))) => !number_equal(a, b),
+        (Some(Value::String(a)), Some(Value::String(b))) => a != b,
         _ => true,
     }
 }
@@ -77,39 +162,53 @@ pub fn escape_path_component(key: &str) -> String {
     }
 }
 
-fn generate(mirror: &Value, obj: &Value, patches: &mut Vec<PatchOp>, path: &str) {
-    let new_keys = object_keys(obj);
-    let old_keys = object_keys(mirror);
+/// `_generate(mirror, obj, patches, path)`; `templates` gives the in-memory record shape of
+/// the objects at a path.
+fn generate(
+    mirror: &Value,
+    obj: &Value,
+    patches: &mut Vec<PatchOp>,
+    path: &str,
+    templates: &Templates<'_>,
+) {
+    let template = templates(path);
+    let old = JsObject::new(mirror, template);
+    let new = JsObject::new(obj, template);
+    let old_keys = old.keys();
+    let new_keys = new.keys();
     let mut deleted = false;
     for key in old_keys.iter().rev() {
-        let old_val = child(mirror, key).expect("key listed from the old side");
+        let old_val = old.own(key).expect("key listed from the old side");
         let key_path = || format!("{path}/{}", escape_path_component(key));
-        match child(obj, key) {
-            Some(new_val) => {
-                let same_kind = is_container(old_val)
-                    && is_container(new_val)
-                    && old_val.is_array() == new_val.is_array();
-                if same_kind {
-                    generate(old_val, new_val, patches, &key_path());
-                } else if differs(old_val, new_val) {
-                    patches.push(PatchOp::replace(key_path(), new_val.clone()));
+        match new.own(key) {
+            Some(new_val) if !(new_val.is_none() && old_val.is_some() && !obj.is_array()) => {
+                match (old_val, new_val) {
+                    (Some(o), Some(n))
+                        if is_container(o) && is_container(n) && o.is_array() == n.is_array() =>
+                    {
+                        generate(o, n, patches, &key_path(), templates);
+                    }
+                    (o, n) => {
+                        if let Some(n) = n.filter(|n| differs(o, Some(n))) {
+                            patches.push(PatchOp::replace(key_path(), n.clone()));
+                        }
+                    }
                 }
             }
-            None if mirror.is_array() == obj.is_array() => {
+            _ if mirror.is_array() == obj.is_array() => {
                 patches.push(PatchOp::remove(key_path()));
                 deleted = true;
             }
-            None => {
-                patches.push(PatchOp::replace(path.to_string(), obj.clone()));
-            }
+            _ => patches.push(PatchOp::replace(path.to_string(), obj.clone())),
         }
     }
     if !deleted && new_keys.len() == old_keys.len() {
         return;
     }
     for key in &new_keys {
-        if child(mirror, key).is_none() {
-            let value = child(obj, key).expect("key listed from the new side");
+        if old.own(key).is_none()
+            && let Some(Some(value)) = new.own(key)
+        {
             patches.push(PatchOp::add(
                 format!("{path}/{}", escape_path_component(key)),
                 value.clone(),
@@ -118,11 +217,22 @@ fn generate(mirror: &Value, obj: &Value, patches: &mut Vec<PatchOp>, path: &str)
     }
 }
 
+/// Returns the `{metadata, body}` value pm diffs for a document: the canonical metadata in
+/// `ITEM_METADATA_KEY_ORDER` and the canonical body, or `{metadata: {}, body}` for the empty
+/// state (before create, after delete).
+pub fn history_state(doc: &ItemDoc) -> Value {
+    if doc.metadata.is_empty() {
+        return wrap_state(Map::new(), doc.body.clone());
+    }
+    let canonical = canonicalize_for_hash(doc);
+    wrap_state(order_metadata(&canonical.metadata), canonical.body)
+}
+
 /// Wraps a metadata map and body as the `{metadata, body}` value pm diffs and patches.
-pub fn wrap_state(metadata: Map<String, Value>, body: &str) -> Value {
+pub fn wrap_state(metadata: Map<String, Value>, body: String) -> Value {
     let mut map = Map::new();
     map.insert("metadata".into(), Value::Object(metadata));
-    map.insert("body".into(), Value::String(body.to_string()));
+    map.insert("body".into(), Value::String(body));
     Value::Object(map)
 }
 

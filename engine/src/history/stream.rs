@@ -7,6 +7,8 @@ use serde_json::Value;
 
 use super::entry::HistoryEntry;
 use crate::error::{Error, IoResultExt, Result};
+use crate::item::canon::js;
+use crate::item::codec::find_conflict_marker;
 
 /// A stream as read from disk.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -59,17 +61,14 @@ pub fn read_stream(path: &Path, id: &str) -> Result<StreamRead> {
 /// [`Error::HistoryInvalid`] for a line that is not UTF-8, not JSON or not an entry, unless it
 /// is the unterminated last line, which is returned as [`StreamRead::torn_tail`] instead.
 pub fn parse_stream(bytes: &[u8], id: &str, path: &Path) -> Result<StreamRead> {
-    let lines = split_lines(bytes);
-    if let Some(line) = lines
-        .iter()
-        .position(|l| is_conflict_marker(&String::from_utf8_lossy(l.bytes)))
-    {
+    if let Some(marker) = find_conflict_marker(&String::from_utf8_lossy(bytes)) {
         return Err(Error::ConflictMarkers {
             path: path.to_path_buf(),
-            line: line + 1,
+            line: marker.line,
             history: true,
         });
     }
+    let lines = split_lines(bytes);
     let mut read = StreamRead::default();
     let count = lines.len();
     for (index, line) in lines.into_iter().enumerate() {
@@ -94,7 +93,7 @@ pub fn parse_stream(bytes: &[u8], id: &str, path: &Path) -> Result<StreamRead> {
             }
             Err(err) => return Err(invalid(format!("not UTF-8: {err}"))),
         };
-        let text = js_trim(text);
+        let text = js::trim(text);
         if text.is_empty() {
             continue;
         }
@@ -144,45 +143,6 @@ fn split_lines(bytes: &[u8]) -> Vec<RawLine<'_>> {
         }
     }
     lines
-}
-
-/// JavaScript's `String.prototype.trim` whitespace: WhiteSpace plus LineTerminator.
-fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
-    )
-}
-
-fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_whitespace)
-}
-
-/// Matches pm's `^\s*(<<<<<<<|=======|>>>>>>>)(\s.*)?$` on one line.
-pub(crate) fn is_conflict_marker(line: &str) -> bool {
-    let rest = line.trim_start_matches(is_js_whitespace);
-    let Some(after) = ["<<<<<<<", "=======", ">>>>>>>"]
-        .iter()
-        .find_map(|marker| rest.strip_prefix(marker))
-    else {
-        return false;
-    };
-    let mut chars = after.chars();
-    match chars.next() {
-        None => true,
-        // `.` matches anything but a line terminator.
-        Some(c) if is_js_whitespace(c) => {
-            !chars.any(|c| matches!(c, '\r' | '\u{2028}' | '\u{2029}'))
-        }
-        Some(_) => false,
-    }
 }
 
 #[cfg(test)]
@@ -278,10 +238,16 @@ mod tests {
                 ..
             }
         ));
-        assert!(is_conflict_marker("======="));
-        assert!(is_conflict_marker("  >>>>>>> branch-name"));
-        assert!(is_conflict_marker("=======\r"));
-        assert!(!is_conflict_marker("========"));
-        assert!(!is_conflict_marker("<<<<<<<x"));
+        let err = parse(&format!("{LINE_1}\r\n  >>>>>>> branch-name\r\n")).expect_err("marker");
+        assert!(
+            matches!(err, Error::ConflictMarkers { line: 2, .. }),
+            "{err:?}"
+        );
+        // `========` is not a marker: the line is merely invalid.
+        let err = parse(&format!("{LINE_1}\n========\n")).expect_err("invalid");
+        assert!(
+            matches!(err, Error::HistoryInvalid { line: 2, .. }),
+            "{err:?}"
+        );
     }
 }

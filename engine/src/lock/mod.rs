@@ -3,8 +3,9 @@
 //! `.stale-cleanup` gate, bounded jittered waiting, and a guard that unlinks on drop.
 
 mod gate;
+mod timestamp;
 
-use crate::clock::{Clock, EpochMs, days_from_civil};
+use crate::clock::{Clock, EpochMs};
 use crate::error::{Error, IoResultExt, Result};
 use crate::json::to_pretty;
 use crate::settings::Settings;
@@ -16,6 +17,7 @@ use std::fs::{self, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use timestamp::parse_iso_ms;
 
 /// Suffix of the directory that serializes stale-lock removal.
 pub const STALE_GATE_SUFFIX: &str = ".stale-cleanup";
@@ -373,63 +375,6 @@ fn jittered(base_ms: u64) -> Duration {
     Duration::from_millis(((base_ms as f64) * (0.5 + unit)).round().max(1.0) as u64)
 }
 
-/// Parses an RFC 3339 timestamp (`2026-11-29T18:13:08.628Z`, offsets, no fraction) to epoch ms.
-fn parse_iso_ms(s: &str) -> Option<EpochMs> {
-    let b = s.as_bytes();
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let part = s.get(range)?;
-        part.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
-    if b.len() < 19
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !matches!(b[10], b'T' | b't' | b' ')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 59
-    {
-        return None;
-    }
-    let mut rest = &s[19..];
-    let mut millis = 0i64;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let padded = format!("{:0<3}", &frac[..digits.min(3)]);
-        millis = padded.parse().ok()?;
-        rest = &frac[digits..];
-    }
-    let offset_min = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            if rest.len() != 6 || rest.as_bytes()[3] != b':' {
-                return None;
-            }
-            sign * (rest[1..3].parse::<i64>().ok()? * 60 + rest[4..6].parse::<i64>().ok()?)
-        }
-    };
-    let days = days_from_civil(year, month as u32, day as u32);
-    Some(((days * 24 + hour) * 60 + minute - offset_min) * 60_000 + second * 1000 + millis)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -643,15 +588,5 @@ mod tests {
             assert!(!outside.join("x").exists());
         }
         Ok(())
-    }
-
-    #[test]
-    fn iso_timestamps_parse() {
-        assert_eq!(parse_iso_ms("2026-09-01T00:00:00.000Z"), Some(T0));
-        assert_eq!(parse_iso_ms("2026-09-01T00:00:00Z"), Some(T0));
-        assert_eq!(parse_iso_ms("2026-09-01T02:00:00.5+02:00"), Some(T0 + 500));
-        assert_eq!(parse_iso_ms("2026-09-01"), None);
-        assert_eq!(parse_iso_ms("2026-13-01T00:00:00Z"), None);
-        assert_eq!(parse_iso_ms("garbage"), None);
     }
 }

@@ -4,6 +4,7 @@
 
 mod defaults;
 mod governance;
+mod merge;
 mod validate;
 mod write;
 
@@ -130,7 +131,7 @@ impl Settings {
     /// means preset `default`, and `item_format: "json_markdown"` becomes `toon` with
     /// `settings_item_format_legacy_json_markdown_coerced_to_toon`.
     pub fn from_text(text: &str, env: &SettingsEnv) -> (Settings, Vec<Notice>) {
-        let parsed: Value = match serde_json::from_str(text.trim_start_matches('\u{FEFF}')) {
+        let parsed: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(err) => {
                 let notice = Notice::new(
@@ -156,7 +157,7 @@ impl Settings {
     pub fn from_document(doc: &Value, env: &SettingsEnv) -> Option<(Settings, Vec<Notice>)> {
         let validated = validate_settings(doc)?;
         let mut notices = Vec::new();
-        let (effective, governance) = merge(&validated, &mut notices);
+        let (effective, governance) = merge::merge(&validated, &mut notices);
         let settings =
             Settings::from_effective(effective, doc.as_object().cloned(), Some(governance));
         Some((settings.with_env(env), notices))
@@ -433,64 +434,6 @@ impl Settings {
         match &self.source {
             Some(source) => render(&order_document(source.clone())),
             None => self.to_full_json(),
-        }
-    }
-}
-
-/// Merges a validated document over the defaults; returns the effective tree and governance.
-fn merge(
-    validated: &Map<String, Value>,
-    notices: &mut Vec<Notice>,
-) -> (Map<String, Value>, Governance) {
-    let mut effective = defaults_tree(GovernancePreset::Minimal);
-    for (key, value) in validated {
-        match key.as_str() {
-            "governance" => {}
-            "schema" | "item_types" => {
-                effective.insert(key.clone(), value.clone());
-            }
-            "item_format" if value.as_str() == Some("json_markdown") => {
-                notices.push(Notice::new(
-                    "settings_item_format_legacy_json_markdown_coerced_to_toon",
-                    "item_format \"json_markdown\" is legacy; items are written as toon",
-                ));
-                effective.insert(key.clone(), Value::String("toon".into()));
-            }
-            _ => match (effective.get_mut(key), value) {
-                (Some(Value::Object(base)), Value::Object(over)) => merge_two_levels(base, over),
-                _ => {
-                    effective.insert(key.clone(), value.clone());
-                }
-            },
-        }
-    }
-    // A document without a `governance` block runs under preset `default`.
-    let governance = Governance::resolve(validated.get("governance").and_then(Value::as_object));
-    effective.insert("governance".into(), governance.to_effective_json());
-    if let Some(Value::Object(validation)) = effective.get_mut("validation") {
-        validation.insert(
-            "parent_reference".into(),
-            Value::String(governance.parent_reference.clone()),
-        );
-        validation.insert(
-            "metadata_profile".into(),
-            Value::String(governance.metadata_profile.clone()),
-        );
-    }
-    (effective, governance)
-}
-
-fn merge_two_levels(base: &mut Map<String, Value>, over: &Map<String, Value>) {
-    for (key, value) in over {
-        match (base.get_mut(key), value) {
-            (Some(Value::Object(inner)), Value::Object(over_inner)) => {
-                for (k, v) in over_inner {
-                    inner.insert(k.clone(), v.clone());
-                }
-            }
-            _ => {
-                base.insert(key.clone(), value.clone());
-            }
         }
     }
 }

@@ -1,0 +1,65 @@
+//! Merging a validated settings.json document over pm's defaults (storage spec §2.1 step 4):
+//! two levels deep, `schema`/`item_types` replaced, governance resolved, legacy coercions.
+
+use super::defaults::defaults_tree;
+use super::governance::{Governance, GovernancePreset};
+use crate::notice::Notice;
+use serde_json::{Map, Value};
+
+/// Merges a validated document over the defaults; returns the effective tree and governance.
+pub(super) fn merge(
+    validated: &Map<String, Value>,
+    notices: &mut Vec<Notice>,
+) -> (Map<String, Value>, Governance) {
+    let mut effective = defaults_tree(GovernancePreset::Minimal);
+    for (key, value) in validated {
+        match key.as_str() {
+            "governance" => {}
+            "schema" | "item_types" => {
+                effective.insert(key.clone(), value.clone());
+            }
+            "item_format" if value.as_str() == Some("json_markdown") => {
+                notices.push(Notice::new(
+                    "settings_item_format_legacy_json_markdown_coerced_to_toon",
+                    "item_format \"json_markdown\" is legacy; items are written as toon",
+                ));
+                effective.insert(key.clone(), Value::String("toon".into()));
+            }
+            _ => match (effective.get_mut(key), value) {
+                (Some(Value::Object(base)), Value::Object(over)) => merge_two_levels(base, over),
+                _ => {
+                    effective.insert(key.clone(), value.clone());
+                }
+            },
+        }
+    }
+    // A document without a `governance` block runs under preset `default`.
+    let governance = Governance::resolve(validated.get("governance").and_then(Value::as_object));
+    effective.insert("governance".into(), governance.to_effective_json());
+    if let Some(Value::Object(validation)) = effective.get_mut("validation") {
+        validation.insert(
+            "parent_reference".into(),
+            Value::String(governance.parent_reference.clone()),
+        );
+        validation.insert(
+            "metadata_profile".into(),
+            Value::String(governance.metadata_profile.clone()),
+        );
+    }
+    (effective, governance)
+}
+
+fn merge_two_levels(base: &mut Map<String, Value>, over: &Map<String, Value>) {
+    for (key, value) in over {
+        match (base.get_mut(key), value) {
+            (Some(Value::Object(inner)), Value::Object(over_inner)) => {
+                for (k, v) in over_inner {
+                    inner.insert(k.clone(), v.clone());
+                }
+            }
+            _ => {
+                base.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Property tests of the TOON codec: for random JSON values shaped like pm items,
+//! `decode(encode(v)) == v` and `encode(decode(encode(v))) == encode(v)`.
+
+use pm_engine::json::number_from_f64;
+use pm_engine::toon::{decode, encode};
+use proptest::prelude::*;
+use serde_json::{Map, Value};
+
+/// Keys: identifiers plus ones that must be quoted or are array indices.
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "[a-z_][a-z0-9_.]{0,8}",
+        1 => prop::sample::select(vec![
+            "", "a b", "0", "1", "10", "01", "-k", "#k", "é", "a:b", "x,y", "\"q", "[k]", "{k}", "k\\", "true", "1e3",
+            " lead", "tab\t", "new\nline",
+        ])
+        .prop_map(str::to_string),
+        1 => "[ -~é😀]{0,6}",
+    ]
+}
+
+/// Strings full of the characters TOON must quote or escape.
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "[a-zA-Z0-9 ]{0,12}",
+        2 => prop::collection::vec(
+            prop::sample::select(vec![
+                "a", "Z", " ", "  ", ",", ":", "\"", "\\", "\n", "\r", "\t", "[", "]", "{", "}", "-", "- ", "#",
+                "|", "é", "😀", "\u{1}", "\u{7f}", "\u{a0}", "\u{2028}", "true", "null", "05", "1e5", "-0", "1.5",
+                "2026-08-22T10:00:00.000Z", "[]", "{}", "pm-a1b2",
+            ]),
+            0..6,
+        )
+        .prop_map(|parts| parts.concat()),
+        1 => any::<String>(),
+    ]
+}
+
+fn number() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (-9_007_199_254_740_991i64..=9_007_199_254_740_991).prop_map(Value::from),
+        (-1000i64..1000).prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| number_from_f64(f).map_or(Value::Null, Value::Number)),
+        prop::sample::select(vec![
+            0.1,
+            1.5,
+            -2.25,
+            1e21,
+            1e-7,
+            123456789012345680000.0,
+            -0.0
+        ])
+        .prop_map(|f| number_from_f64(f).map_or(Value::Null, Value::Number)),
+    ]
+}
+
+fn primitive() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        4 => text().prop_map(Value::String),
+        2 => number(),
+        1 => any::<bool>().prop_map(Value::Bool),
+        1 => Just(Value::Null),
+    ]
+}
+
+/// Arrays of objects sharing one key set (so the encoder picks a table), optionally with a
+/// nested uniform object column (a `g{c1,c2}` group).
+fn uniform_rows() -> impl Strategy<Value = Value> {
+    (prop::collection::vec(key(), 1..4), 1usize..4, any::<bool>()).prop_flat_map(
+        |(keys, rows, nested)| {
+            let width = keys.len();
+            prop::collection::vec(
+                (
+                    prop::collection::vec(primitive(), width),
+                    primitive(),
+                    primitive(),
+                ),
+                rows,
+            )
+            .prop_map(move |cells| {
+                let rows = cells
+                    .into_iter()
+                    .map(|(values, p, q)| {
+                        let mut row: Map<String, Value> =
+                            keys.iter().cloned().zip(values).collect();
+                        if nested {
+                            let group: Map<String, Value> =
+                                [("p".to_string(), p), ("q".to_string(), q)]
+                                    .into_iter()
+                                    .collect();
+                            row.insert("grp".to_string(), Value::Object(group));
+                        }
+                        Value::Object(row)
+                    })
+                    .collect();
+                Value::Array(rows)
+            })
+        },
+    )
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        4 => primitive(),
+        1 => prop::collection::vec(primitive(), 0..5).prop_map(Value::Array),
+        1 => uniform_rows(),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            2 => prop::collection::vec((key(), inner.clone()), 0..6)
+                .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            1 => prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            1 => prop::collection::vec(prop::collection::vec(primitive(), 0..4).prop_map(Value::Array), 1..4)
+                .prop_map(Value::Array),
+        ]
+    })
+}
+
+/// Item-like documents: an object root with a few ordinary fields and a body.
+fn item() -> impl Strategy<Value = Value> {
+    (
+        text(),
+        prop::collection::vec(text(), 0..4),
+        prop::collection::vec((key(), value()), 0..8),
+        text(),
+    )
+        .prop_map(|(title, tags, extra, body)| {
+            let mut m = Map::new();
+            m.insert("id".into(), Value::from("pm-a1b2"));
+            m.insert("title".into(), Value::from(title));
+            m.insert(
+                "tags".into(),
+                Value::Array(tags.into_iter().map(Value::from).collect()),
+            );
+            for (k, v) in extra {
+                m.insert(k, v);
+            }
+            m.insert("body".into(), Value::from(body));
+            Value::Object(m)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn decode_inverts_encode(v in value()) {
+        let text = encode(&v);
+        let back = decode(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(&back, &v, "text:\n{}", text);
+        prop_assert_eq!(encode(&back), text);
+    }
+
+    #[test]
+    fn items_round_trip(v in item()) {
+        let text = encode(&v);
+        let back = decode(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(&back, &v, "text:\n{}", text);
+        prop_assert_eq!(encode(&back), text);
+    }
+
+    /// Arbitrary TOON-ish text never panics, and whatever decodes re-encodes to a fixed point.
+    #[test]
+    fn decoded_text_reaches_a_fixed_point(s in "(([ -]{0,4})([a-z\"\\[\\]{}:,#|\\\\ -]|[0-9]){0,12}\n?){0,8}") {
+        if let Ok(v) = decode(&s) {
+            let text = encode(&v);
+            let back = decode(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            prop_assert_eq!(&back, &v, "text:\n{}", text);
+        }
+    }
+}
