@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use pm_engine::history::diff::{item_patch, wrap_state};
+use pm_engine::history::diff::{history_state, state_patch, wrap_state};
 use pm_engine::history::verify::{DriftStatus, StreamStatus, verify_tracker_history};
 use pm_engine::history::{HistoryEntry, PatchOp, apply_strict, read_stream};
 use pm_engine::item::canon::CanonSchema;
@@ -240,27 +240,30 @@ struct Diffed {
 fn diff_stream(id: &str, entries: &[HistoryEntry]) -> Diffed {
     let mut out = Diffed::default();
     let mut state = wrap_state(Map::new(), String::new());
+    // The wrapped canonical state of the previous step is the "before" of the next one.
+    let mut before = history_state(&doc_of(&state));
     for (index, entry) in entries.iter().enumerate() {
-        let prev = doc_of(&state);
         if apply_strict(&mut state, &entry.patch).is_err() {
             break;
         }
+        let after = history_state(&doc_of(&state));
         if NOT_DIFFED.contains(&entry.op.as_str()) {
             out.skipped += 1;
-            continue;
+        } else {
+            out.compared += 1;
+            let generated = render(&state_patch(&before, &after));
+            let recorded = render(&entry.patch);
+            if generated != recorded {
+                out.mismatches.push(Mismatch {
+                    id: id.to_string(),
+                    entry: index + 1,
+                    ts: entry.ts.clone(),
+                    recorded,
+                    generated,
+                });
+            }
         }
-        out.compared += 1;
-        let generated = render(&item_patch(&prev, &doc_of(&state)));
-        let recorded = render(&entry.patch);
-        if generated != recorded {
-            out.mismatches.push(Mismatch {
-                id: id.to_string(),
-                entry: index + 1,
-                ts: entry.ts.clone(),
-                recorded,
-                generated,
-            });
-        }
+        before = after;
     }
     out
 }

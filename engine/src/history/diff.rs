@@ -45,14 +45,17 @@ pub fn post_pass(before: &Value, ops: &mut [PatchOp]) {
 }
 
 /// Returns the patch pm records for a mutation from `before` to `after` (§8.3): each side
-/// wrapped by [`history_state`], compared with pm's in-memory record shapes (see
-/// [`record_template`]), then [`post_pass`].
+/// wrapped by [`history_state`], then [`state_patch`].
 pub fn item_patch(before: &ItemDoc, after: &ItemDoc) -> Vec<PatchOp> {
-    let before = history_state(before);
-    let after = history_state(after);
+    state_patch(&history_state(before), &history_state(after))
+}
+
+/// Returns the patch between two `{metadata, body}` states built by [`history_state`]:
+/// `compare` with pm's in-memory record shapes (see [`record_template`]), then [`post_pass`].
+pub fn state_patch(before: &Value, after: &Value) -> Vec<PatchOp> {
     let mut ops = Vec::new();
-    generate(&before, &after, &mut ops, "", &record_template);
-    post_pass(&before, &mut ops);
+    generate(before, after, &mut ops, "", &record_template);
+    post_pass(before, &mut ops);
     ops
 }
 

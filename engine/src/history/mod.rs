@@ -5,18 +5,19 @@ pub mod append;
 pub mod diff;
 pub mod entry;
 pub mod patch;
+pub mod point;
 pub mod replay;
 pub mod stream;
 pub mod verify;
 pub mod workspace;
 
 pub use append::append_entry;
-pub use diff::{compare, compare_for_history, item_patch};
+pub use diff::{compare, compare_for_history, item_patch, state_patch};
 pub use entry::{HistoryEntry, PatchOp, PatchOpKind, entry_message};
 pub use patch::{LenientOutcome, PatchError, PatchErrorKind, apply_lenient, apply_strict};
+pub use point::{ReplayError, ReplayedState, replay_to, replay_until};
 pub use replay::{
-    ChainIssue, ChainIssueKind, ChainReport, DriftMismatch, ReplayError, ReplayedState,
-    check_drift, replay_to, replay_until, verify_chain,
+    ChainIssue, ChainIssueKind, ChainReport, DriftMismatch, check_drift, verify_chain,
 };
 pub use stream::{StreamRead, TornTail, parse_stream, read_stream};
 pub use verify::{TrackerHistoryReport, verify_tracker_history};

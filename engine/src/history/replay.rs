@@ -1,16 +1,14 @@
 //! Replaying a stream from the empty document (§8.4): strict patch application, hash-epoch
-//! selection, `before_hash`/`after_hash` verification per entry, point-in-time replay for
-//! `get --at` / `restore`, and the drift check of an item file against its stream.
+//! selection, `before_hash`/`after_hash` verification per entry, and the drift check of an item
+//! file against its stream.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::entry::HistoryEntry;
 use super::patch::apply_strict;
-use crate::clock::EpochMs;
 use crate::hash::{HashEpoch, item_hash, replay_hash};
 use crate::item::ItemDoc;
-use crate::timestamp::parse_timestamp;
 
 /// What failed at one entry of a chain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -91,29 +89,6 @@ impl ChainReport {
     }
 }
 
-/// A replayed point-in-time state.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReplayedState {
-    /// The document after `version` entries.
-    pub doc: ItemDoc,
-    /// How many entries were applied.
-    pub version: usize,
-}
-
-/// Why a point-in-time replay failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ReplayError {
-    /// The requested version is past the end of the stream.
-    VersionOutOfRange {
-        /// The requested version.
-        version: usize,
-        /// The number of entries in the stream.
-        entries: usize,
-    },
-    /// An entry's patch did not apply.
-    Patch(ChainIssue),
-}
-
 /// The file hash differs from the stream's last `after_hash` (pm's `hash_mismatch`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DriftMismatch {
@@ -133,12 +108,12 @@ pub fn epoch_of(version: u32) -> HashEpoch {
 }
 
 /// The replay state `{metadata, body}` as a JSON value, so that patches apply to it directly.
-struct State {
+pub(super) struct State {
     root: Value,
 }
 
 impl State {
-    fn empty() -> State {
+    pub(super) fn empty() -> State {
         let mut root = Map::new();
         root.insert("metadata".into(), Value::Object(Map::new()));
         root.insert("body".into(), Value::String(String::new()));
@@ -149,7 +124,11 @@ impl State {
 
     /// Applies an entry's patch; the state must keep the `{metadata: object, body: string}`
     /// shape.
-    fn apply(&mut self, entry_number: usize, entry: &HistoryEntry) -> Result<(), ChainIssue> {
+    pub(super) fn apply(
+        &mut self,
+        entry_number: usize,
+        entry: &HistoryEntry,
+    ) -> Result<(), ChainIssue> {
         if entry.patch.is_empty() {
             return Ok(());
         }
@@ -196,7 +175,7 @@ impl State {
         root.insert("body".into(), Value::String(doc.body));
     }
 
-    fn into_doc(mut self) -> ItemDoc {
+    pub(super) fn into_doc(mut self) -> ItemDoc {
         self.take_doc()
     }
 }
@@ -404,48 +383,6 @@ impl<'c> EntryCheck<'c> {
     }
 }
 
-/// Returns the state after the first `version` entries (`restore <id> <version>`), applying
-/// patches strictly without checking hashes. Version 0 is the empty document.
-///
-/// # Errors
-/// [`ReplayError::VersionOutOfRange`] past the end; [`ReplayError::Patch`] when a patch fails.
-pub fn replay_to(entries: &[HistoryEntry], version: usize) -> Result<ReplayedState, ReplayError> {
-    let prefix = entries
-        .get(..version)
-        .ok_or(ReplayError::VersionOutOfRange {
-            version,
-            entries: entries.len(),
-        })?;
-    replay_prefix(prefix)
-}
-
-/// Returns the state as of instant `at_ms` (`get --at`): the entries up to the first whose
-/// `ts` is later than `at_ms` (or does not parse) are applied strictly.
-///
-/// # Errors
-/// [`ReplayError::Patch`] when a patch fails.
-pub fn replay_until(
-    entries: &[HistoryEntry],
-    at_ms: EpochMs,
-) -> Result<ReplayedState, ReplayError> {
-    let count = entries
-        .iter()
-        .take_while(|e| parse_timestamp(&e.ts).is_some_and(|ts| ts <= at_ms))
-        .count();
-    replay_prefix(&entries[..count])
-}
-
-fn replay_prefix(entries: &[HistoryEntry]) -> Result<ReplayedState, ReplayError> {
-    let mut state = State::empty();
-    for (index, entry) in entries.iter().enumerate() {
-        state.apply(index + 1, entry).map_err(ReplayError::Patch)?;
-    }
-    Ok(ReplayedState {
-        doc: state.into_doc(),
-        version: entries.len(),
-    })
-}
-
 /// Compares the item hash of the current file (parsed and schema-canonicalized by the caller)
 /// at `epoch` with the stream's last `after_hash`. Returns `None` when they agree or the stream
 /// is empty.
@@ -497,27 +434,6 @@ mod tests {
     }
 
     #[test]
-    fn point_in_time_replay() -> Result<(), ReplayError> {
-        let entries = entries(D001);
-        assert_eq!(replay_to(&entries, 0)?.doc, ItemDoc::empty());
-        assert_eq!(replay_to(&entries, 2)?.doc, ItemDoc::empty());
-        assert_eq!(replay_to(&entries, 3)?.doc, replay_to(&entries, 1)?.doc);
-        assert_eq!(
-            replay_to(&entries, 5),
-            Err(ReplayError::VersionOutOfRange {
-                version: 5,
-                entries: 4
-            })
-        );
-        let at = parse_timestamp("2026-09-01T00:28:30Z").expect("valid instant");
-        let state = replay_until(&entries, at)?;
-        assert_eq!((state.version, state.doc), (2, ItemDoc::empty()));
-        let at = parse_timestamp("2026-09-01T00:29:00.000Z").expect("valid instant");
-        assert_eq!(replay_until(&entries, at)?.version, 3);
-        Ok(())
-    }
-
-    #[test]
     fn tampered_value_fails_at_its_entry() {
         let text = D001.replacen("\"Decision withdrawn\"", "\"Decision kept\"", 1);
         let report = verify_chain(&entries(&text));
@@ -564,10 +480,6 @@ mod tests {
                 .as_deref()
                 .is_some_and(|d| d.contains("path_not_found"))
         );
-        let Err(ReplayError::Patch(issue)) = replay_to(&entries(&text), 3) else {
-            panic!("replay must fail");
-        };
-        assert_eq!(issue.entry, 2);
     }
 
     #[test]

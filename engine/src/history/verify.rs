@@ -356,7 +356,7 @@ fn verify_workspace(tracker: &Tracker) -> WorkspaceHistoryReport {
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::history::replay::replay_to;
+    use crate::history::point::replay_to;
     use crate::history::stream::parse_stream;
     use crate::tracker::ItemFormat;
 
