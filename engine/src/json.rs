@@ -77,12 +77,22 @@ pub fn number_from_f64(f: f64) -> Option<Number> {
 pub fn write_string(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);
     out.push('"');
-    // Copy runs of characters that need no escape in one go; every escaped character is ASCII,
-    // so scanning bytes never splits a UTF-8 sequence.
+    // Copy runs of characters that need no escape in one go; every escaped character is
+    // ASCII, so the run boundaries are character boundaries.
     let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape = match b {
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        // Skip eight bytes at a time while none of them needs an escape.
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            if !needs_escape_in(word) {
+                i += 8;
+                continue;
+            }
+        }
+        let byte = bytes[i];
+        let escape = match byte {
             b'"' => "\\\"",
             b'\\' => "\\\\",
             0x08 => "\\b",
@@ -90,22 +100,35 @@ pub fn write_string(out: &mut String, s: &str) {
             b'\n' => "\\n",
             b'\r' => "\\r",
             b'\t' => "\\t",
-            0..=0x1f => "",
-            _ => continue,
+            0x00..=0x1F => "",
+            _ => {
+                i += 1;
+                continue;
+            }
         };
-        out.push_str(&s[start..i]);
+        out.push_str(&s[run..i]);
         if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 0xf)] as char);
+            out.push_str(&format!("\\u{byte:04x}"));
         } else {
             out.push_str(escape);
         }
-        start = i + 1;
+        i += 1;
+        run = i;
     }
-    out.push_str(&s[start..]);
+    out.push_str(&s[run..]);
     out.push('"');
+}
+
+/// Returns true if any byte of `word` is below 0x20, `"` or `\\` (SWAR "has byte less than" /
+/// "has zero byte" tests; exact for the any-byte question).
+fn needs_escape_in(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let zero_in = |x: u64| x.wrapping_sub(ONES) & !x;
+    (below_space | zero_in(quote) | zero_in(backslash)) & HIGHS != 0
 }
 
 /// Returns `s` as a JSON string literal (`JSON.stringify(s)`).
@@ -248,6 +271,31 @@ mod tests {
             "18014398509481984"
         );
         assert_eq!(number_from_f64(1000.0), Some(Number::from(1000)));
+    }
+
+    #[test]
+    fn long_strings_escape_at_every_offset() {
+        for special in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+            for at in 0..20 {
+                let mut text: String = "abcdefghijklmnopqrstuvwxyzé".chars().take(at).collect();
+                text.push(special);
+                text.push_str("0123456789 trailing text");
+                let expected = format!(
+                    "\"{}\"",
+                    text.chars()
+                        .map(|c| match c {
+                            '"' => "\\\"".to_string(),
+                            '\\' => "\\\\".to_string(),
+                            '\n' => "\\n".to_string(),
+                            c if (c as u32) < 0x20 => format!("\\u{:04x}", c as u32),
+                            c => c.to_string(),
+                        })
+                        .collect::<String>()
+                );
+                assert_eq!(quote(&text), expected, "{text:?}");
+            }
+        }
+        assert!(!needs_escape_in(u64::from_le_bytes(*b"ab cd~\x7f\xff")));
     }
 
     #[test]
