@@ -135,6 +135,17 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
             examples: &[],
             next_steps: &["Fix the permissions or the path, then retry."],
         },
+        ErrorCode::ItemDocumentRoundtripFailed => Guidance {
+            title: "Item could not be written faithfully",
+            required: "Report the item and command; nothing was written.",
+            why: Some(
+                "pm re-reads every item it writes and refuses bytes that would not decode to the same document.",
+            ),
+            examples: &[],
+            next_steps: &[
+                "Keep the tracker as it is and report the item id and the command that failed.",
+            ],
+        },
         ErrorCode::Internal => Guidance {
             title: "Internal error",
             required: "Report this bug with the command line that triggered it.",
