@@ -83,9 +83,12 @@ pub fn run_with(
         Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
     };
     if ctx.quiet {
-        return exit::SUCCESS;
+        return output.exit_code();
     }
-    finish(output.write(ctx.format, stdout), &inv, stdout, stderr)
+    match finish(output.write(ctx.format, stdout), &inv, stdout, stderr) {
+        exit::SUCCESS => output.exit_code(),
+        code => code,
+    }
 }
 
 /// Maps the result of writing a successful result to the exit code: a broken pipe is a quiet

@@ -5,8 +5,12 @@
 mod common;
 
 mod test_forgotten_files;
+mod test_get;
 mod test_help;
+mod test_history;
 mod test_init;
 mod test_not_in_project;
+mod test_sample_tracker;
 mod test_usage_errors;
+mod test_validate;
 mod test_where;

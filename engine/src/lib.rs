@@ -17,6 +17,7 @@ pub mod item;
 pub mod json;
 pub mod lock;
 pub mod notice;
+pub mod read;
 pub mod schema;
 pub mod settings;
 pub mod timestamp;

@@ -55,6 +55,20 @@ impl TestTracker {
         Ok(tracker)
     }
 
+    /// Returns a workspace holding a copy of the directory tree `dir` (e.g. a transcript
+    /// snapshot whose `.agents/pm` is the tracker).
+    pub fn from_tree(dir: &Path) -> Result<TestTracker, Box<dyn Error>> {
+        let tracker = TestTracker::new()?;
+        pm_testkit::copy_tree(dir, &tracker.workspace())?;
+        Ok(tracker)
+    }
+
+    /// Returns a workspace holding a copy of the committed sample tracker
+    /// (`testdata/trackers/sample`, tracker at `work/.agents/pm`).
+    pub fn sample() -> Result<TestTracker, Box<dyn Error>> {
+        TestTracker::from_tree(&sample_tracker_dir())
+    }
+
     /// Returns the workspace root (the working directory of every run).
     pub fn workspace(&self) -> PathBuf {
         self.tmp.path().join("work")
@@ -112,6 +126,11 @@ impl Run {
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, Box<dyn Error>> {
         Ok(serde_json::from_str(&self.stdout)?)
     }
+}
+
+/// Returns `testdata/trackers/sample` of the checkout (never modify it in place).
+pub fn sample_tracker_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/trackers/sample")
 }
 
 /// Reads the files at `relative` paths out of a shared `.tar.gz` without extracting the rest

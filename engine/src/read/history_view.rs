@@ -1,0 +1,322 @@
+//! `pm history <id>` (read-output spec §3.7): an item's stream as compact rows or raw entries,
+//! optionally limited to the latest entries, and `--verify`: the chain replayed entry by entry,
+//! the torn tail and the current item file checked against the last `after_hash`.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::receipt::{FieldGroup, OmissionReceipt};
+use super::view::TrackerView;
+use crate::collate::locale_compare;
+use crate::error::{Error, Result};
+use crate::hash::{EMPTY_DOC_HASH, HashEpoch, item_hash};
+use crate::history::{HistoryEntry, StreamRead, verify_chain};
+use crate::tracker::ItemFileRef;
+
+/// Which rows `history` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistoryMode {
+    /// One summary row per entry (`compact_history`).
+    Compact,
+    /// The raw entries (`history`).
+    Full,
+}
+
+/// The options of `history`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistoryOptions {
+    /// Row shape.
+    pub mode: HistoryMode,
+    /// Only the latest `n` entries.
+    pub limit: Option<usize>,
+    /// Replay and verify the whole stream.
+    pub verify: bool,
+}
+
+/// One compact row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CompactRow {
+    /// 1-based position in the whole stream.
+    pub index: usize,
+    /// Entry timestamp.
+    pub ts: String,
+    /// Operation.
+    pub op: String,
+    /// Author.
+    pub author: String,
+    /// Number of patch operations.
+    pub patch_ops: usize,
+    /// Fields touched by the patch, `localeCompare` sorted (`body` for the body).
+    pub changed_fields: Vec<String>,
+}
+
+/// `projection{mode, row_key}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HistoryProjection {
+    /// `compact` or `full`.
+    pub mode: &'static str,
+    /// The key holding the rows.
+    pub row_key: &'static str,
+}
+
+/// The result of `--verify`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Verification {
+    /// True when every entry verified, no tail is torn and the item file matches the stream.
+    pub ok: bool,
+    /// Entries read (a torn tail is not an entry).
+    pub entries: usize,
+    /// Problems: `patch_apply_failed:entry_N`, `before_hash_mismatch:entry_N`,
+    /// `after_hash_mismatch:entry_N`, `torn_tail:line_N`,
+    /// `verify_failed:current_item_hash_mismatch`, `verify_failed:current_item_unreadable`.
+    pub errors: Vec<String>,
+    /// The last entry's `after_hash`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_after_hash: Option<String>,
+    /// The item hash of the current file (absent for a deleted item).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_item_hash: Option<String>,
+    /// Whether the file hash equals the last `after_hash` (absent for a deleted item).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_matches_latest: Option<bool>,
+    /// The unterminated, unparseable last line that readers skip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub torn_tail: Option<TornTailRow>,
+}
+
+/// A torn last line as reported.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TornTailRow {
+    /// 1-based line number.
+    pub line: usize,
+    /// Byte offset of the line.
+    pub offset: u64,
+    /// Byte length of the line.
+    pub bytes: usize,
+}
+
+/// The `history` envelope: `id, compact_history | history, compact, projection,
+/// omission_receipt, count, limit, verification`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HistoryView {
+    /// The item id.
+    pub id: String,
+    /// Compact rows (compact mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_history: Option<Vec<CompactRow>>,
+    /// Raw entries (full mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<Value>>,
+    /// Whether the rows are compact.
+    pub compact: bool,
+    /// The row shape.
+    pub projection: HistoryProjection,
+    /// Compact rows omit the raw entries (`raw_history`, restored with `--full`).
+    pub omission_receipt: OmissionReceipt,
+    /// Rows returned.
+    pub count: usize,
+    /// The `--limit`, or `null`.
+    pub limit: Option<usize>,
+    /// The `--verify` result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verification: Option<Verification>,
+}
+
+/// Reads the history of an item, or of a deleted item whose stream remains.
+///
+/// # Errors
+/// `item_not_found` when neither an item file nor a stream exists; `invalid_item_id`,
+/// `duplicate_item_id`; the read errors of the stream (an invalid line before the last).
+pub fn history_view(
+    view: &TrackerView,
+    raw_id: &str,
+    options: &HistoryOptions,
+) -> Result<HistoryView> {
+    let (id, file) = match view.locate(raw_id) {
+        Ok(file) => (file.stem.clone(), Some(file)),
+        Err(Error::ItemNotFound { .. }) => match view.stream_id_without_file(raw_id) {
+            Some(id) => (id, None),
+            None => return Err(view.not_found(raw_id)),
+        },
+        Err(err) => return Err(err),
+    };
+    let stream = view.stream(&id)?;
+    let total = stream.entries.len();
+    let start = options.limit.map_or(0, |n| total.saturating_sub(n));
+    let window = &stream.entries[start..];
+    let compact = options.mode == HistoryMode::Compact;
+    let verification = options.verify.then(|| verify(view, file.as_ref(), &stream));
+    Ok(HistoryView {
+        id,
+        compact_history: compact.then(|| {
+            window
+                .iter()
+                .enumerate()
+                .map(|(i, e)| compact_row(start + i + 1, e))
+                .collect()
+        }),
+        history: (!compact).then(|| window.iter().map(HistoryEntry::to_value).collect()),
+        compact,
+        projection: HistoryProjection {
+            mode: if compact { "compact" } else { "full" },
+            row_key: if compact {
+                "compact_history"
+            } else {
+                "history"
+            },
+        },
+        omission_receipt: if compact {
+            OmissionReceipt::omitted(vec![FieldGroup::new("raw_history", "--full")])
+        } else {
+            OmissionReceipt::complete()
+        },
+        count: window.len(),
+        limit: options.limit,
+        verification,
+    })
+}
+
+/// Returns the compact row of one entry.
+pub fn compact_row(index: usize, entry: &HistoryEntry) -> CompactRow {
+    let mut fields: BTreeSet<String> = BTreeSet::new();
+    for op in &entry.patch {
+        fields.insert(changed_field(&op.path));
+        if let Some(from) = &op.from {
+            fields.insert(changed_field(from));
+        }
+    }
+    let mut changed_fields: Vec<String> = fields.into_iter().collect();
+    changed_fields.sort_by(|a, b| locale_compare(a, b));
+    CompactRow {
+        index,
+        ts: entry.ts.clone(),
+        op: entry.op.clone(),
+        author: entry.author.clone(),
+        patch_ops: entry.patch.len(),
+        changed_fields,
+    }
+}
+
+/// Maps a patch path to the field it changes (pm's `patchPathToChangedField`): `/body…` is
+/// `body`; `/metadata/<f>…` and `/front_matter/<f>…` are `<f>` (bare root: `metadata`); any
+/// other path is its first segment (empty: `root`). Segments are JSON-pointer decoded.
+pub fn changed_field(path: &str) -> String {
+    if path == "/body" || path.starts_with("/body/") {
+        return "body".into();
+    }
+    for root in ["/metadata", "/front_matter"] {
+        if let Some(rest) = path.strip_prefix(root)
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            let segment = rest.trim_start_matches('/').split('/').next().unwrap_or("");
+            return if segment.is_empty() {
+                "metadata".into()
+            } else {
+                decode_segment(segment)
+            };
+        }
+    }
+    let segment = path
+        .strip_prefix('/')
+        .unwrap_or(path)
+        .split('/')
+        .next()
+        .unwrap_or("");
+    if segment.is_empty() {
+        "root".into()
+    } else {
+        decode_segment(segment)
+    }
+}
+
+fn decode_segment(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
+fn verify(view: &TrackerView, file: Option<&ItemFileRef>, stream: &StreamRead) -> Verification {
+    let chain = verify_chain(&stream.entries);
+    let mut errors: Vec<String> = chain.issues.iter().map(|i| i.code()).collect();
+    if let Some(tail) = &stream.torn_tail {
+        errors.push(format!("torn_tail:line_{}", tail.line));
+    }
+    let latest = stream.entries.last().map(|e| e.after_hash.clone());
+    let (mut current_item_hash, mut current_matches_latest) = (None, None);
+    if let Some(file) = file {
+        match view.load(file) {
+            Ok(doc) => {
+                let hash = if stream.entries.is_empty() {
+                    item_hash(&doc, HashEpoch::V2)
+                } else {
+                    item_hash(&doc, chain.epoch)
+                };
+                let matches = hash == latest.as_deref().unwrap_or(EMPTY_DOC_HASH);
+                if !matches {
+                    errors.push("verify_failed:current_item_hash_mismatch".into());
+                }
+                current_item_hash = Some(hash);
+                current_matches_latest = Some(matches);
+            }
+            Err(_) => errors.push("verify_failed:current_item_unreadable".into()),
+        }
+    }
+    Verification {
+        ok: errors.is_empty(),
+        entries: stream.entries.len(),
+        errors,
+        latest_after_hash: latest,
+        current_item_hash,
+        current_matches_latest,
+        torn_tail: stream.torn_tail.as_ref().map(|t| TornTailRow {
+            line: t.line,
+            offset: t.offset,
+            bytes: t.len,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::PatchOp;
+    use serde_json::json;
+
+    #[test]
+    fn changed_field_names() {
+        for (path, field) in [
+            ("/body", "body"),
+            ("/body/x", "body"),
+            ("/metadata/status", "status"),
+            ("/metadata/tags/0", "tags"),
+            ("/front_matter/updated_at", "updated_at"),
+            ("/metadata", "metadata"),
+            ("/metadata/", "metadata"),
+            ("/metadata/a~1b~0c", "a/b~c"),
+            ("/", "root"),
+            ("/other/x", "other"),
+            ("/metadatax/y", "metadatax"),
+        ] {
+            assert_eq!(changed_field(path), field, "{path}");
+        }
+    }
+
+    #[test]
+    fn compact_rows_dedupe_and_sort_fields() {
+        let patch = vec![
+            PatchOp::replace("/metadata/updated_at", json!("t")),
+            PatchOp::add("/metadata/tags/1", json!("b")),
+            PatchOp::add("/metadata/tags/2", json!("c")),
+            PatchOp::replace("/body", json!("x")),
+            PatchOp::add("/metadata/Assignee", json!("x")),
+        ];
+        let entry = HistoryEntry::new("t", "a", "update", patch, "h0", "h1");
+        let row = compact_row(3, &entry);
+        assert_eq!(row.index, 3);
+        assert_eq!(row.patch_ops, 5);
+        assert_eq!(
+            row.changed_fields,
+            ["Assignee", "body", "tags", "updated_at"]
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! Read-side queries over the tracker files: one item with its derived facets (`get`), an item's
+//! history (`history`), and tracker validation (`validate`). Nothing here writes to the tracker.
+
+pub mod children;
+pub mod facets;
+pub mod get;
+pub mod history_view;
+pub mod receipt;
+pub mod record_order;
+pub mod validate;
+pub mod view;
+
+pub use get::{GetDepth, ItemView, get_item};
+pub use history_view::{HistoryMode, HistoryOptions, HistoryView, history_view};
+pub use receipt::{FieldGroup, OmissionReceipt};
+pub use validate::{ValidateOptions, ValidateReport, validate};
+pub use view::TrackerView;
