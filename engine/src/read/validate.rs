@@ -134,7 +134,7 @@ pub struct HistoryDriftDetails {
     /// Workspace documents that cannot be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_state_unreadable: Option<Vec<String>>,
-    /// Streams replayed, deleted items' streams and the workspace stream included.
+    /// Non-empty streams checked, deleted items' streams and the workspace stream included.
     pub streams_checked: usize,
     /// One row per problem: id, class and detail (entry numbers, lines, hashes).
     #[serde(skip_serializing_if = "Option::is_none")]
