@@ -215,7 +215,9 @@ pub enum Error {
 
     /// The item file was written but its history entry could not be appended, and restoring the
     /// previous file failed too: the tracker is torn for this item.
-    #[error("item {id}: history append failed and the item file could not be rolled back: {detail}")]
+    #[error(
+        "item {id}: history append failed and the item file could not be rolled back: {detail}"
+    )]
     MutationTorn {
         /// The item id.
         id: String,

@@ -24,7 +24,5 @@ pub mod timestamp;
 pub mod toon;
 pub mod tracker;
 
-pub use error::{
-    Error, ErrorCode, ErrorFamily, IoResultExt, LifecycleConflict, Result, UsageKind,
-};
+pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, LifecycleConflict, Result, UsageKind};
 pub use notice::Notice;

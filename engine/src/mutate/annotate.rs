@@ -74,7 +74,10 @@ pub fn add_annotation(
     }
     let mutation = locked.commit(kind.add_op(), doc, EntryExtras::default())?;
     let index = match mutation.after.metadata.get(kind.field()) {
-        Some(Value::Array(list)) => list.iter().rposition(|e| *e == entry).map_or(list.len(), |i| i + 1),
+        Some(Value::Array(list)) => list
+            .iter()
+            .rposition(|e| *e == entry)
+            .map_or(list.len(), |i| i + 1),
         _ => 0,
     };
     Ok((mutation, index))
@@ -162,7 +165,9 @@ impl LinkedPath {
             // `note` takes the rest of the text: notes may contain commas.
             let mut rest = trimmed;
             while !rest.is_empty() {
-                let (key, tail) = rest.split_once('=').ok_or_else(|| invalid("expected key=value"))?;
+                let (key, tail) = rest
+                    .split_once('=')
+                    .ok_or_else(|| invalid("expected key=value"))?;
                 let (value, next) = if key == "note" {
                     (tail, "")
                 } else {
@@ -202,12 +207,15 @@ fn anchor(workspace: &Path, link: &LinkedPath, flag: &str) -> Result<String> {
     let raw = link.path.replace('\\', "/");
     let path = Path::new(&raw);
     let relative = if path.is_absolute() {
-        path.strip_prefix(workspace).map(Path::to_path_buf).map_err(|_| Error::InvalidArgument {
-            field: flag.into(),
-            value: link.path.clone(),
-            reason: "a project path must be inside the workspace (use scope=global otherwise)".into(),
-            allowed: Vec::new(),
-        })?
+        path.strip_prefix(workspace)
+            .map(Path::to_path_buf)
+            .map_err(|_| Error::InvalidArgument {
+                field: flag.into(),
+                value: link.path.clone(),
+                reason: "a project path must be inside the workspace (use scope=global otherwise)"
+                    .into(),
+                allowed: Vec::new(),
+            })?
     } else {
         path.to_path_buf()
     };
@@ -323,7 +331,11 @@ pub fn deps_add(ctx: &MutationContext, raw_id: &str, seeds: &[DependencySeed]) -
     let mut locked = lock_existing(ctx, raw_id)?;
     locked.check_ownership()?;
     let mut doc = locked.draft();
-    let edits: Vec<FieldEdit> = seeds.iter().cloned().map(FieldEdit::AddDependency).collect();
+    let edits: Vec<FieldEdit> = seeds
+        .iter()
+        .cloned()
+        .map(FieldEdit::AddDependency)
+        .collect();
     apply_edits(&mut locked, &mut doc, &edits)?;
     locked.commit("update", doc, EntryExtras::default())
 }
@@ -371,7 +383,10 @@ mod tests {
 
     #[test]
     fn linked_paths_parse_and_anchor() -> Result<()> {
-        let link = LinkedPath::parse("path=src/toon.rs,scope=project,note=encoder, entry", "--add")?;
+        let link = LinkedPath::parse(
+            "path=src/toon.rs,scope=project,note=encoder, entry",
+            "--add",
+        )?;
         assert_eq!(link.path, "src/toon.rs");
         assert_eq!(link.note.as_deref(), Some("encoder, entry"));
         let ws = Path::new("/w");

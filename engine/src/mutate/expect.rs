@@ -158,7 +158,11 @@ mod tests {
                 after,
             )
         };
-        let entries = vec![entry("create", "h1"), entry("update", "h2"), entry("close", "h3")];
+        let entries = vec![
+            entry("create", "h1"),
+            entry("update", "h2"),
+            entry("close", "h3"),
+        ];
         let (recorded, list, omitted) = changes_since(&entries, "h1");
         assert!(recorded);
         assert_eq!(omitted, 0);

@@ -32,7 +32,11 @@ pub fn close(
         });
     }
     let mut locked = lock_existing(ctx, raw_id)?;
-    let status = locked.before.str_field("status").unwrap_or_default().to_string();
+    let status = locked
+        .before
+        .str_field("status")
+        .unwrap_or_default()
+        .to_string();
     if ctx.schema.statuses.is_terminal(&status) {
         return Err(Error::Lifecycle {
             kind: LifecycleConflict::AlreadyClosed,
@@ -110,7 +114,11 @@ pub fn reopen(
         });
     }
     let mut locked = lock_existing(ctx, raw_id)?;
-    let from = locked.before.str_field("status").unwrap_or_default().to_string();
+    let from = locked
+        .before
+        .str_field("status")
+        .unwrap_or_default()
+        .to_string();
     if !statuses.is_terminal(&from) {
         return Err(Error::Lifecycle {
             kind: LifecycleConflict::NotClosed,

@@ -18,11 +18,12 @@ pub use annotate::{
 pub use create::{NewItem, create};
 pub use expect::{ExpectedRevision, changes_since};
 pub use lifecycle::{claim, close, release, reopen};
-pub use protocol::Mutation;
+pub use protocol::{Mutation, read_item};
 pub use repair::{RepairAction, RepairReport, history_repair};
 pub use restore::{RestoreTarget, delete, restore};
 pub use update::{
-    DEPENDENCY_KINDS, DependencySeed, FieldEdit, edits_from_json, is_placeholder, split_list, update,
+    DEPENDENCY_KINDS, DependencySeed, FieldEdit, edits_from_json, is_placeholder, split_list,
+    update,
 };
 
 use serde_json::{Value, json};
@@ -208,13 +209,22 @@ mod tests {
     #[test]
     fn author_precedence_and_sources() {
         let a = Author::resolve(Some(" flag "), Some("env"), "cfg");
-        assert_eq!((a.name.as_str(), a.source), ("flag", AuthorSource::Asserted));
+        assert_eq!(
+            (a.name.as_str(), a.source),
+            ("flag", AuthorSource::Asserted)
+        );
         let a = Author::resolve(None, Some("env"), "cfg");
         assert_eq!((a.name.as_str(), a.source), ("env", AuthorSource::Asserted));
         let a = Author::resolve(Some(""), None, "cfg");
-        assert_eq!((a.name.as_str(), a.source), ("cfg", AuthorSource::Configured));
+        assert_eq!(
+            (a.name.as_str(), a.source),
+            ("cfg", AuthorSource::Configured)
+        );
         let a = Author::resolve(None, None, " ");
-        assert_eq!((a.name.as_str(), a.source), ("unknown", AuthorSource::Unknown));
+        assert_eq!(
+            (a.name.as_str(), a.source),
+            ("unknown", AuthorSource::Unknown)
+        );
         let a = Author::resolve(None, Some("harness:codex"), "");
         assert_eq!(a.source, AuthorSource::Detected);
     }

@@ -11,9 +11,9 @@ use super::{FaultPoint, MutationContext};
 use crate::commit::Commit;
 use crate::error::{Error, LifecycleConflict, Result};
 use crate::hash::{EMPTY_DOC_HASH, HashEpoch, item_hash};
-use crate::ids::{is_valid_id, normalize_id_input};
 use crate::history::entry::HistoryEntry;
 use crate::history::item_patch;
+use crate::ids::{is_valid_id, normalize_id_input};
 use crate::item::ItemDoc;
 use crate::item::canon::{CanonSchema, canonicalize_owned};
 use crate::item::codec::{parse_item, serialize_item};
@@ -74,6 +74,26 @@ pub(crate) struct EntryExtras {
     pub context: Option<Value>,
     /// Changed fields to report instead of the computed ones.
     pub changed_fields: Option<Vec<String>>,
+}
+
+/// Reads an item without locking (list modes of the annotation and link commands).
+///
+/// # Errors
+/// `item_not_found`, `invalid_item_id`, `duplicate_item_id`, unreadable files.
+pub fn read_item(
+    tracker: &crate::tracker::Tracker,
+    settings: &crate::settings::Settings,
+    schema: &crate::schema::RuntimeSchema,
+    raw_id: &str,
+) -> Result<ItemDoc> {
+    let file = tracker.locate_item(raw_id, &settings.id_prefix(), &schema.types)?;
+    let bytes = std::fs::read(&file.path).at(&file.path)?;
+    parse_item(
+        &bytes,
+        file.format,
+        &file.path,
+        &CanonSchema::from_runtime(schema),
+    )
 }
 
 /// Resolves an id that may belong to a deleted item: a live item, else a well-formed

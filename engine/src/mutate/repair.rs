@@ -133,4 +133,3 @@ pub fn history_repair(ctx: &MutationContext, raw_id: &str) -> Result<RepairRepor
         item_hash: mutation.item_hash,
     })
 }
-

@@ -13,13 +13,7 @@ use crate::item::keys::SEVERITY_VALUES;
 use crate::timestamp::parse_timestamp;
 
 /// Dependency kinds pm accepts on `--dep`.
-pub const DEPENDENCY_KINDS: &[&str] = &[
-    "blocks",
-    "parent",
-    "child",
-    "related",
-    "discovered_from",
-];
+pub const DEPENDENCY_KINDS: &[&str] = &["blocks", "parent", "child", "related", "discovered_from"];
 
 /// Timestamp fields a flag may set (stored in `toISOString()` form).
 const TIMESTAMP_FIELDS: &[&str] = &["deadline", "completed_at", "closed_at"];
@@ -85,7 +79,10 @@ impl DependencySeed {
         if trimmed.contains('=') {
             for part in trimmed.split(',') {
                 let Some((key, value)) = part.split_once('=') else {
-                    return Err(invalid("expected key=value pairs: id=<id>,kind=<kind>", &[]));
+                    return Err(invalid(
+                        "expected key=value pairs: id=<id>,kind=<kind>",
+                        &[],
+                    ));
                 };
                 match key.trim() {
                     "id" => id = Some(value.trim().to_string()),
@@ -160,7 +157,11 @@ pub fn update(
 }
 
 /// Applies `edits` in order to `doc` under the lock held by `locked`.
-pub(crate) fn apply_edits(locked: &mut Locked, doc: &mut ItemDoc, edits: &[FieldEdit]) -> Result<()> {
+pub(crate) fn apply_edits(
+    locked: &mut Locked,
+    doc: &mut ItemDoc,
+    edits: &[FieldEdit],
+) -> Result<()> {
     for edit in edits {
         apply_edit(locked, doc, edit)?;
     }
@@ -270,23 +271,39 @@ fn parse_field(ctx: &MutationContext, id: &str, key: &str, raw: &str) -> Result<
             Some(def) => Value::String(def.name.clone()),
             None => {
                 let names = ctx.schema.types.definitions().iter();
-                return Err(invalid("unknown item type", names.map(|d| d.name.clone()).collect()));
+                return Err(invalid(
+                    "unknown item type",
+                    names.map(|d| d.name.clone()).collect(),
+                ));
             }
         },
         "status" => match ctx.schema.statuses.resolve(value) {
             Some(status) => Value::String(status.to_string()),
             None => {
                 let ids = ctx.schema.statuses.definitions().iter();
-                return Err(invalid("unknown status", ids.map(|d| d.id.clone()).collect()));
+                return Err(invalid(
+                    "unknown status",
+                    ids.map(|d| d.id.clone()).collect(),
+                ));
             }
         },
         "priority" => match value.parse::<u8>() {
             Ok(p) if p <= 4 => json!(p),
-            _ => return Err(invalid("priority is a whole number from 0 to 4", allowed(&["0", "1", "2", "3", "4"]))),
+            _ => {
+                return Err(invalid(
+                    "priority is a whole number from 0 to 4",
+                    allowed(&["0", "1", "2", "3", "4"]),
+                ));
+            }
         },
         "estimated_minutes" => match value.parse::<u64>() {
             Ok(n) => json!(n),
-            Err(_) => return Err(invalid("expected a non-negative whole number of minutes", Vec::new())),
+            Err(_) => {
+                return Err(invalid(
+                    "expected a non-negative whole number of minutes",
+                    Vec::new(),
+                ));
+            }
         },
         "severity" => {
             let lower = value.to_ascii_lowercase();
@@ -297,7 +314,10 @@ fn parse_field(ctx: &MutationContext, id: &str, key: &str, raw: &str) -> Result<
         }
         "parent" => {
             if is_placeholder(value) {
-                return Err(invalid("placeholder ids are refused; use --unset parent", Vec::new()));
+                return Err(invalid(
+                    "placeholder ids are refused; use --unset parent",
+                    Vec::new(),
+                ));
             }
             Value::String(resolve_reference(ctx, id, "--parent", value)?)
         }
@@ -391,10 +411,19 @@ mod tests {
     #[test]
     fn dependency_seeds_parse_like_pm() -> Result<()> {
         let seed = DependencySeed::parse("id=pm-t001,kind=blocks", "cli:create:dep")?;
-        assert_eq!((seed.id.as_str(), seed.kind.as_str()), ("pm-t001", "blocks"));
+        assert_eq!(
+            (seed.id.as_str(), seed.kind.as_str()),
+            ("pm-t001", "blocks")
+        );
         let bare = DependencySeed::parse(" pm-x ", "cli:update:dep")?;
         assert_eq!(bare.kind, "related");
-        for bad in ["id=none", "null", "id=pm-x,kind=weird", "id=pm-x,what=1", "kind=blocks"] {
+        for bad in [
+            "id=none",
+            "null",
+            "id=pm-x,kind=weird",
+            "id=pm-x,what=1",
+            "kind=blocks",
+        ] {
             assert!(DependencySeed::parse(bad, "s").is_err(), "{bad}");
         }
         Ok(())
