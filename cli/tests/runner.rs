@@ -7,6 +7,8 @@ mod common;
 mod test_forgotten_files;
 mod test_help;
 mod test_init;
+mod test_mutations;
 mod test_not_in_project;
+mod test_transcript;
 mod test_usage_errors;
 mod test_where;

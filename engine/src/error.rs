@@ -590,7 +590,9 @@ impl Error {
             Error::InvalidArgument { allowed, .. } if !allowed.is_empty() => {
                 Some(format!("use one of: {}", allowed.join(", ")))
             }
-            Error::InvalidArgument { .. } => None,
+            Error::InvalidArgument { field, .. } => Some(format!(
+                "correct the value of {field} as the message says; `pm <command> --help` lists the accepted forms"
+            )),
             Error::ItemInvalid { path, .. } => Some(format!(
                 "fix or restore the file (e.g. `git checkout -- {}`); nothing was written",
                 path.display()

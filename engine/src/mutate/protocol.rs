@@ -114,6 +114,12 @@ pub(crate) fn resolve_with_history(ctx: &MutationContext, raw_id: &str) -> Resul
 
 /// Resolves `raw_id` to an existing item's id without locking (pm's `locateItem`).
 pub(crate) fn resolve_existing(ctx: &MutationContext, raw_id: &str) -> Result<String> {
+    if super::update::is_placeholder(raw_id) {
+        return Err(Error::InvalidId {
+            input: raw_id.to_string(),
+            reason: "none, null and undefined are not ids".into(),
+        });
+    }
     let prefix = ctx.settings.id_prefix();
     let file = ctx
         .tracker
