@@ -4,6 +4,8 @@
 #[allow(dead_code)]
 mod common;
 
+mod test_concurrency;
+mod test_crash;
 mod test_forgotten_files;
 mod test_help;
 mod test_init;
