@@ -55,6 +55,10 @@ pub struct GlobalArgs {
     /// Answer reads by scanning tracker files instead of the index (env: PM_NO_INDEX=1)
     #[arg(long, global = true)]
     pub no_index: bool,
+
+    /// Refuse a mutation unless the item is at this revision: <item_hash> or <id>=<item_hash>
+    #[arg(long, global = true, value_name = "HASH")]
+    pub expect_hash: Vec<String>,
 }
 
 #[cfg(test)]

@@ -40,6 +40,9 @@ pub struct Environment {
     pub home: Option<OsString>,
     /// `NO_COLOR`.
     pub no_color: Option<OsString>,
+    /// `PM_FAULT_POINT`: test-only; stop a mutation at this protocol point (`after_lock`,
+    /// `after_item_write`, `after_history_append`) so a crash test can kill it there.
+    pub pm_fault_point: Option<String>,
 }
 
 impl Environment {
@@ -58,6 +61,7 @@ impl Environment {
             pm_global_path: std::env::var_os("PM_GLOBAL_PATH"),
             home: std::env::var_os("HOME"),
             no_color: std::env::var_os("NO_COLOR"),
+            pm_fault_point: text("PM_FAULT_POINT"),
         }
     }
 
@@ -75,6 +79,7 @@ impl Environment {
             pm_global_path: None,
             home: None,
             no_color: None,
+            pm_fault_point: None,
         }
     }
 }
@@ -110,6 +115,12 @@ pub struct Ctx {
     pub home: Option<PathBuf>,
     /// `NO_COLOR` is set (pm prints no colour anyway).
     pub no_color: bool,
+    /// `PM_AUTHOR` (trimmed, non-empty), kept apart from `--author` for author resolution.
+    pub env_author: Option<String>,
+    /// `--expect-hash` values as typed (parsed by the mutation commands).
+    pub expect_hash: Vec<String>,
+    /// `PM_FAULT_POINT` (test-only fault injection), when set.
+    pub fault_point: Option<String>,
 }
 
 impl Ctx {
@@ -131,6 +142,17 @@ impl Ctx {
     /// Returns the author given with `--author`, if any (not `PM_AUTHOR`).
     pub fn explicit_author_flag(&self) -> Option<&str> {
         self.author.as_deref().filter(|_| self.author_from_flag)
+    }
+
+    /// Returns all of standard input (`--stdin-json`).
+    ///
+    /// # Errors
+    /// `io_error` when stdin cannot be read as UTF-8.
+    pub fn read_stdin(&self) -> Result<String> {
+        use std::io::Read;
+        let mut text = String::new();
+        io::stdin().read_to_string(&mut text).at("<stdin>")?;
+        Ok(text)
     }
 
     /// Builds the context from parsed global flags and the captured environment.
@@ -155,7 +177,8 @@ impl Ctx {
         };
         let flag_author = global.author.as_deref().and_then(|a| non_empty(Some(a)));
         let author_from_flag = flag_author.is_some();
-        let author = flag_author.or_else(|| non_empty(env.pm_author.as_deref()));
+        let env_author = non_empty(env.pm_author.as_deref());
+        let author = flag_author.or_else(|| env_author.clone());
         let lock_wait_ms = env.pm_lock_wait_ms.as_deref().and_then(parse_lock_wait_ms);
         let settings_default = if global.output_format.is_none() && !global.json {
             settings_format(&cwd, explicit_path.as_deref())
@@ -182,6 +205,9 @@ impl Ctx {
             global_path,
             home,
             no_color: env.no_color.is_some_and(|v| !v.is_empty()),
+            env_author,
+            expect_hash: global.expect_hash.clone(),
+            fault_point: non_empty(env.pm_fault_point.as_deref()),
             cwd,
         })
     }

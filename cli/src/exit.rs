@@ -76,6 +76,15 @@ unknown_command invalid_argument 2
 missing_required_argument invalid_argument 2
 unexpected_argument invalid_argument 2
 conflicting_arguments invalid_argument 2
+item_id_collision conflict 4
+item_revision_conflict conflict 4
+item_already_closed conflict 4
+item_not_closed conflict 4
+already_claimed_by conflict 4
+item_not_claimed conflict 4
+ownership_conflict conflict 4
+dependency_target_unresolved not_found 3
+mutation_torn io 1
 "
         );
     }

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod ctx;
 pub mod exit;
 pub mod failure;
+pub mod mutation;
 pub mod render;
 
 use std::ffi::OsString;
@@ -82,6 +83,12 @@ pub fn run_with(
         Ok(output) => output,
         Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
     };
+    if ctx.format == Format::Toon {
+        for warning in output.warnings() {
+            // Advisory only: a closed stderr must not turn a committed mutation into a failure.
+            let _ = writeln!(stderr, "warning:{warning}");
+        }
+    }
     if ctx.quiet {
         return output.exit_code();
     }

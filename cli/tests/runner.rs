@@ -4,13 +4,17 @@
 #[allow(dead_code)]
 mod common;
 
+mod test_concurrency;
+mod test_crash;
 mod test_forgotten_files;
 mod test_get;
 mod test_help;
 mod test_history;
 mod test_init;
+mod test_mutations;
 mod test_not_in_project;
 mod test_sample_tracker;
+mod test_transcript;
 mod test_usage_errors;
 mod test_validate;
 mod test_where;

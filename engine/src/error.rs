@@ -161,6 +161,72 @@ pub enum Error {
         allowed: Box<[String]>,
     },
 
+    /// An item file already holds the id a create wanted (explicit `--id` or a minted id that
+    /// another writer took first).
+    #[error("Item \"{id}\" already exists")]
+    ItemIdCollision {
+        /// The id.
+        id: String,
+        /// The file that holds it.
+        path: PathBuf,
+    },
+
+    /// The item changed since the revision the caller declared with `--expect-hash`; checked
+    /// under the item lock, nothing was written.
+    #[error("item {id} is at revision {current}, not the expected {expected}")]
+    RevisionConflict {
+        /// The item id.
+        id: String,
+        /// The declared `item_hash`.
+        expected: String,
+        /// The item's current `item_hash`.
+        current: String,
+        /// Whether any history entry ever had the expected hash.
+        expected_recorded: bool,
+        /// The newest entries after the declared revision (`{op, author, ts, fields}`).
+        changes_since: Vec<serde_json::Value>,
+        /// Entries after the declared revision that `changes_since` leaves out.
+        changes_since_omitted: usize,
+    },
+
+    /// A lifecycle precondition failed (closing a closed item, claiming a claimed one, …).
+    #[error("{detail}")]
+    Lifecycle {
+        /// Which precondition.
+        kind: LifecycleConflict,
+        /// The item id.
+        id: String,
+        /// The current owner or status the refusal is about, when there is one.
+        holder: Option<String>,
+        /// Human detail.
+        detail: String,
+    },
+
+    /// A parent or dependency names an item that does not exist.
+    #[error("{field} target {target} of {id} does not exist")]
+    UnresolvedReference {
+        /// The item being written.
+        id: String,
+        /// The flag or field (`--dep`, `--parent`).
+        field: String,
+        /// The missing id.
+        target: String,
+    },
+
+    /// The item file was written but its history entry could not be appended, and restoring the
+    /// previous file failed too: the tracker is torn for this item.
+    #[error(
+        "item {id}: history append failed and the item file could not be rolled back: {detail}"
+    )]
+    MutationTorn {
+        /// The item id.
+        id: String,
+        /// The item file left in the new state.
+        path: PathBuf,
+        /// What failed.
+        detail: String,
+    },
+
     /// An invariant inside pm was violated; this is a bug.
     #[error("internal error: {detail}")]
     Internal {
@@ -196,6 +262,22 @@ impl ItemInvalidKind {
             ItemInvalidKind::IdMismatch => "id_mismatch",
         }
     }
+}
+
+/// Sub-kinds of [`Error::Lifecycle`]; each has its own [`ErrorCode`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LifecycleConflict {
+    /// `close` of an item already in a terminal status.
+    AlreadyClosed,
+    /// `reopen` of an item that is not in a terminal status.
+    NotClosed,
+    /// `claim` of an item another principal holds (without `--force`).
+    AlreadyClaimed,
+    /// `release` of an item nobody holds.
+    NotClaimed,
+    /// A mutation of an item another principal holds, under strict ownership enforcement.
+    OwnershipConflict,
 }
 
 /// Sub-kinds of [`Error::Usage`]; each has its own [`ErrorCode`].
@@ -268,6 +350,24 @@ pub enum ErrorCode {
     UnexpectedArgument,
     /// Two arguments that cannot be used together.
     ConflictingArguments,
+    /// `create` of an id that already exists.
+    ItemIdCollision,
+    /// `--expect-hash` does not match the item's current revision.
+    ItemRevisionConflict,
+    /// `close` of an item that is already closed.
+    ItemAlreadyClosed,
+    /// `reopen` of an item that is not closed.
+    ItemNotClosed,
+    /// `claim` of an item someone else holds.
+    AlreadyClaimedBy,
+    /// `release` of an item nobody holds.
+    ItemNotClaimed,
+    /// A mutation of an item someone else holds (strict ownership).
+    OwnershipConflict,
+    /// A parent or dependency that names a missing item.
+    DependencyTargetUnresolved,
+    /// Item written, history not appended, rollback failed.
+    MutationTorn,
 }
 
 impl ErrorCode {
@@ -293,6 +393,15 @@ impl ErrorCode {
         ErrorCode::MissingRequiredArgument,
         ErrorCode::UnexpectedArgument,
         ErrorCode::ConflictingArguments,
+        ErrorCode::ItemIdCollision,
+        ErrorCode::ItemRevisionConflict,
+        ErrorCode::ItemAlreadyClosed,
+        ErrorCode::ItemNotClosed,
+        ErrorCode::AlreadyClaimedBy,
+        ErrorCode::ItemNotClaimed,
+        ErrorCode::OwnershipConflict,
+        ErrorCode::DependencyTargetUnresolved,
+        ErrorCode::MutationTorn,
     ];
 
     /// Returns the snake_case code string.
@@ -320,6 +429,15 @@ impl ErrorCode {
             ErrorCode::MissingRequiredArgument => "missing_required_argument",
             ErrorCode::UnexpectedArgument => "unexpected_argument",
             ErrorCode::ConflictingArguments => "conflicting_arguments",
+            ErrorCode::ItemIdCollision => "item_id_collision",
+            ErrorCode::ItemRevisionConflict => "item_revision_conflict",
+            ErrorCode::ItemAlreadyClosed => "item_already_closed",
+            ErrorCode::ItemNotClosed => "item_not_closed",
+            ErrorCode::AlreadyClaimedBy => "already_claimed_by",
+            ErrorCode::ItemNotClaimed => "item_not_claimed",
+            ErrorCode::OwnershipConflict => "ownership_conflict",
+            ErrorCode::DependencyTargetUnresolved => "dependency_target_unresolved",
+            ErrorCode::MutationTorn => "mutation_torn",
         }
     }
 
@@ -338,7 +456,16 @@ impl ErrorCode {
             | ErrorCode::MergeConflictMarkersDetected
             | ErrorCode::HistoryMergeConflictMarkersDetected
             | ErrorCode::HistoryInvalid => ErrorFamily::ParseFailed,
-            ErrorCode::DuplicateItemId => ErrorFamily::Conflict,
+            ErrorCode::DuplicateItemId
+            | ErrorCode::ItemIdCollision
+            | ErrorCode::ItemRevisionConflict
+            | ErrorCode::ItemAlreadyClosed
+            | ErrorCode::ItemNotClosed
+            | ErrorCode::AlreadyClaimedBy
+            | ErrorCode::ItemNotClaimed
+            | ErrorCode::OwnershipConflict => ErrorFamily::Conflict,
+            ErrorCode::DependencyTargetUnresolved => ErrorFamily::NotFound,
+            ErrorCode::MutationTorn => ErrorFamily::Io,
             ErrorCode::LockConflict | ErrorCode::LockStale => ErrorFamily::LockHeld,
             ErrorCode::LockPathUnsafe => ErrorFamily::InvalidArgument,
             ErrorCode::Io => ErrorFamily::Io,
@@ -424,8 +551,27 @@ impl Error {
                 UsageKind::UnexpectedArgument => ErrorCode::UnexpectedArgument,
                 UsageKind::ConflictingArguments => ErrorCode::ConflictingArguments,
             },
+            Error::ItemIdCollision { .. } => ErrorCode::ItemIdCollision,
+            Error::RevisionConflict { .. } => ErrorCode::ItemRevisionConflict,
+            Error::Lifecycle { kind, .. } => match kind {
+                LifecycleConflict::AlreadyClosed => ErrorCode::ItemAlreadyClosed,
+                LifecycleConflict::NotClosed => ErrorCode::ItemNotClosed,
+                LifecycleConflict::AlreadyClaimed => ErrorCode::AlreadyClaimedBy,
+                LifecycleConflict::NotClaimed => ErrorCode::ItemNotClaimed,
+                LifecycleConflict::OwnershipConflict => ErrorCode::OwnershipConflict,
+            },
+            Error::UnresolvedReference { .. } => ErrorCode::DependencyTargetUnresolved,
+            Error::MutationTorn { .. } => ErrorCode::MutationTorn,
             Error::Internal { .. } => ErrorCode::Internal,
         }
+    }
+
+    /// Returns whether the failed command left tracker files changed.
+    ///
+    /// Only a torn mutation does: every other refusal or failure happens before the first
+    /// write or is rolled back.
+    pub fn changed(&self) -> bool {
+        matches!(self, Error::MutationTorn { .. })
     }
 
     /// Returns a one-line fix for the user, computed from the variant.
@@ -444,7 +590,9 @@ impl Error {
             Error::InvalidArgument { allowed, .. } if !allowed.is_empty() => {
                 Some(format!("use one of: {}", allowed.join(", ")))
             }
-            Error::InvalidArgument { .. } => None,
+            Error::InvalidArgument { field, .. } => Some(format!(
+                "correct the value of {field} as the message says; `pm <command> --help` lists the accepted forms"
+            )),
             Error::ItemInvalid { path, .. } => Some(format!(
                 "fix or restore the file (e.g. `git checkout -- {}`); nothing was written",
                 path.display()
@@ -491,6 +639,35 @@ impl Error {
                 Some(format!("use one of: {}", allowed.join(", ")))
             }
             Error::Usage { .. } => Some("run `pm --help` for the accepted arguments".into()),
+            Error::ItemIdCollision { id, .. } => Some(format!(
+                "pick another --id, or read the existing item with `pm get {id}`"
+            )),
+            Error::RevisionConflict { id, .. } => Some(format!(
+                "re-read the item (`pm get {id}`, `pm history {id}`), decide again, and retry with the new item_hash"
+            )),
+            Error::Lifecycle { kind, id, .. } => Some(match kind {
+                LifecycleConflict::AlreadyClosed => {
+                    format!("the item is already closed; reopen it first with `pm item reopen {id} <reason>`")
+                }
+                LifecycleConflict::NotClosed => {
+                    format!("only closed or canceled items can be reopened; see `pm get {id}`")
+                }
+                LifecycleConflict::AlreadyClaimed => format!(
+                    "pick another item (`pm next`), or take it over with `pm claim {id} --force`"
+                ),
+                LifecycleConflict::NotClaimed => {
+                    format!("nothing to release; claim it first with `pm claim {id}`")
+                }
+                LifecycleConflict::OwnershipConflict => format!(
+                    "ask the owner to release it, or re-run with --force to bypass ownership (`pm claim {id} --force` takes it over)"
+                ),
+            }),
+            Error::UnresolvedReference { target, .. } => Some(format!(
+                "create {target} first, or check the id with `pm list --all`"
+            )),
+            Error::MutationTorn { id, .. } => Some(format!(
+                "run `pm history-repair {id}` to bring the item file and its history back in line"
+            )),
             Error::Internal { .. } => Some("this is a bug in pm; please report it".into()),
         }
     }

@@ -16,6 +16,7 @@ pub mod init;
 pub mod item;
 pub mod json;
 pub mod lock;
+pub mod mutate;
 pub mod notice;
 pub mod read;
 pub mod schema;
@@ -24,5 +25,5 @@ pub mod timestamp;
 pub mod toon;
 pub mod tracker;
 
-pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result, UsageKind};
+pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, LifecycleConflict, Result, UsageKind};
 pub use notice::Notice;

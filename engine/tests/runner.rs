@@ -6,6 +6,7 @@ mod test_init_golden;
 mod test_item_corpus;
 mod test_item_props;
 mod test_read_corpus;
+mod test_mutate_corpus;
 mod test_toon_corpus;
 mod test_toon_props;
 mod test_tracker_corpus;

@@ -1,24 +1,48 @@
 //! The `Command` enum (one variant per subcommand) and the dispatch `match`; nothing else.
 //! Each command lives in `commands/<name>.rs` as `XxxArgs`, `cmd_xxx` and `XxxOutput`.
 
+mod append;
+mod claim;
+mod close;
+mod comments;
+pub(crate) mod create;
+mod delete;
+mod deps;
+mod files;
 mod get;
 mod history;
+mod history_repair;
 mod init;
+mod item;
+mod update;
 mod validate;
 mod r#where;
 
 use std::io::{self, Write};
 
 use pm_engine::Result;
+use pm_engine::mutate::{AnnotationKind, LinkKind};
 
+pub use append::{AppendArgs, cmd_append};
+pub use claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
+pub use close::{CloseArgs, cmd_close};
+pub use comments::{AnnotationArgs, AnnotationOutput, cmd_annotation};
+pub use create::{CreateArgs, cmd_create};
+pub use delete::{DeleteArgs, RestoreArgs, cmd_delete, cmd_restore};
+pub use deps::{DepsArgs, cmd_deps};
+pub use files::{LinksArgs, LinksOutput, cmd_links};
 pub use get::{GetArgs, GetOutput, cmd_get};
 pub use history::{HistoryArgs, HistoryOutput, cmd_history};
+pub use history_repair::{HistoryRepairArgs, cmd_history_repair};
 pub use init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init};
+pub use item::{ItemArgs, ItemCommand, ReopenArgs, cmd_item};
+pub use update::{UpdateArgs, cmd_update};
 pub use validate::{ValidateArgs, ValidateOutput, cmd_validate};
 pub use r#where::{WhereArgs, WhereOutput, cmd_where};
 
 use crate::ctx::Ctx;
 use crate::exit;
+use crate::mutation::MutationOutput;
 use crate::render::{Format, render, render_summarized};
 
 /// pm's subcommands. Variants carry no doc comment: the help text is the one on `XxxArgs`.
@@ -31,6 +55,22 @@ pub enum Command {
     Init(InitArgs),
     Validate(ValidateArgs),
     Where(WhereArgs),
+    Create(CreateArgs),
+    Update(UpdateArgs),
+    Close(CloseArgs),
+    Item(ItemArgs),
+    Claim(ClaimArgs),
+    Release(ReleaseArgs),
+    Delete(DeleteArgs),
+    Restore(RestoreArgs),
+    Append(AppendArgs),
+    Comments(AnnotationArgs),
+    Notes(AnnotationArgs),
+    Learnings(AnnotationArgs),
+    Files(LinksArgs),
+    Docs(LinksArgs),
+    Deps(DepsArgs),
+    HistoryRepair(HistoryRepairArgs),
 }
 
 impl Command {
@@ -42,6 +82,22 @@ impl Command {
             Command::Init(_) => "init",
             Command::Validate(_) => "validate",
             Command::Where(_) => "where",
+            Command::Create(_) => "create",
+            Command::Update(_) => "update",
+            Command::Close(_) => "close",
+            Command::Item(_) => "item",
+            Command::Claim(_) => "claim",
+            Command::Release(_) => "release",
+            Command::Delete(_) => "delete",
+            Command::Restore(_) => "restore",
+            Command::Append(_) => "append",
+            Command::Comments(_) => "comments",
+            Command::Notes(_) => "notes",
+            Command::Learnings(_) => "learnings",
+            Command::Files(_) => "files",
+            Command::Docs(_) => "docs",
+            Command::Deps(_) => "deps",
+            Command::HistoryRepair(_) => "history-repair",
         }
     }
 }
@@ -74,6 +130,13 @@ pub enum CommandOutput {
         /// `--strict-exit`.
         strict: bool,
     },
+    /// Any mutation: its receipt, plus advisory warnings for stderr.
+    Mutation {
+        /// The receipt.
+        output: Box<MutationOutput>,
+        /// `warning:<code>:…` tokens (without the `warning:` prefix).
+        warnings: Vec<String>,
+    },
 }
 
 impl CommandOutput {
@@ -95,6 +158,15 @@ impl CommandOutput {
             CommandOutput::Get(output) => render(&**output, format, out),
             CommandOutput::History { output, .. } => render(&**output, format, out),
             CommandOutput::Validate { output, .. } => render(&**output, format, out),
+            CommandOutput::Mutation { output, .. } => render(&**output, format, out),
+        }
+    }
+
+    /// Returns the advisory warnings pm prints on stderr (`warning:<token>` lines).
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            CommandOutput::Mutation { warnings, .. } => warnings,
+            _ => &[],
         }
     }
 
@@ -136,5 +208,28 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
             output: Box::new(o),
             strict: args.strict_exit,
         }),
+        Command::Create(args) => mutation(cmd_create(ctx, args)),
+        Command::Update(args) => mutation(cmd_update(ctx, args)),
+        Command::Close(args) => mutation(cmd_close(ctx, args)),
+        Command::Item(args) => mutation(cmd_item(ctx, args)),
+        Command::Claim(args) => mutation(cmd_claim(ctx, args)),
+        Command::Release(args) => mutation(cmd_release(ctx, args)),
+        Command::Delete(args) => mutation(cmd_delete(ctx, args)),
+        Command::Restore(args) => mutation(cmd_restore(ctx, args)),
+        Command::Append(args) => mutation(cmd_append(ctx, args)),
+        Command::Comments(args) => mutation(cmd_annotation(ctx, AnnotationKind::Comment, args)),
+        Command::Notes(args) => mutation(cmd_annotation(ctx, AnnotationKind::Note, args)),
+        Command::Learnings(args) => mutation(cmd_annotation(ctx, AnnotationKind::Learning, args)),
+        Command::Files(args) => mutation(cmd_links(ctx, LinkKind::Files, args)),
+        Command::Docs(args) => mutation(cmd_links(ctx, LinkKind::Docs, args)),
+        Command::Deps(args) => mutation(cmd_deps(ctx, args)),
+        Command::HistoryRepair(args) => mutation(cmd_history_repair(ctx, args)),
     }
+}
+
+fn mutation(result: Result<(MutationOutput, Vec<String>)>) -> Result<CommandOutput> {
+    result.map(|(output, warnings)| CommandOutput::Mutation {
+        output: Box::new(output),
+        warnings,
+    })
 }

@@ -192,6 +192,83 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
             examples: &["pm <command> --help"],
             next_steps: &["Drop one of the arguments, then retry."],
         },
+        ErrorCode::ItemIdCollision => Guidance {
+            title: "Item ID already exists",
+            required: "Create the item under an unused ID, or update the existing item.",
+            why: Some("An ID names exactly one item; create never overwrites one."),
+            examples: &["pm get <id>", "pm create task \"<title>\""],
+            next_steps: &["Drop --id to mint a fresh id, or pick another --id, then retry."],
+        },
+        ErrorCode::ItemRevisionConflict => Guidance {
+            title: "Item changed since it was read",
+            required: "Re-read the item, decide again, and retry with its current item_hash.",
+            why: Some(
+                "--expect-hash guards a read-decide-write step; another writer changed the item in between.",
+            ),
+            examples: &["pm get <id>", "pm history <id>"],
+            next_steps: &[
+                "Inspect error.context.details.changes_since, re-read with pm get, then retry with the new hash.",
+            ],
+        },
+        ErrorCode::ItemAlreadyClosed => Guidance {
+            title: "Item already closed",
+            required: "Reopen the item before closing it again, or leave it closed.",
+            why: Some("Closing twice would overwrite the recorded close reason and times."),
+            examples: &["pm item reopen <id> \"<reason>\""],
+            next_steps: &[
+                "Nothing to do if the item should stay closed; otherwise reopen it first.",
+            ],
+        },
+        ErrorCode::ItemNotClosed => Guidance {
+            title: "Item is not closed",
+            required: "Reopen only items in a terminal status (closed or canceled).",
+            why: Some("A reopen records a recurrence of finished work."),
+            examples: &["pm get <id>"],
+            next_steps: &["Use pm update to change the status of an active item."],
+        },
+        ErrorCode::AlreadyClaimedBy => Guidance {
+            title: "Item already claimed",
+            required: "Pick another item, wait for its owner to release it, or take it over with --force.",
+            why: Some("A claim tells other agents who works on an item."),
+            examples: &["pm next", "pm claim <id> --force"],
+            next_steps: &[
+                "Run pm next for unclaimed work, or re-run with --force to take the item over.",
+            ],
+        },
+        ErrorCode::ItemNotClaimed => Guidance {
+            title: "Item is not claimed",
+            required: "Release only items that are claimed.",
+            why: None,
+            examples: &["pm claim <id>"],
+            next_steps: &["Nothing to release; claim the item first if you meant to take it."],
+        },
+        ErrorCode::OwnershipConflict => Guidance {
+            title: "Item owned by another principal",
+            required: "Ask the owner to release the item, or re-run with --force.",
+            why: Some("Strict ownership enforcement protects claimed work from concurrent edits."),
+            examples: &["pm release <id>", "pm claim <id> --force"],
+            next_steps: &[
+                "Coordinate with the owner in refusal.rejected_value, or re-run with --force.",
+            ],
+        },
+        ErrorCode::DependencyTargetUnresolved => Guidance {
+            title: "Referenced item not found",
+            required: "Reference only items that exist in this tracker.",
+            why: Some("A dangling parent or dependency would point at nothing."),
+            examples: &["pm list --all", "pm search \"<keyword>\""],
+            next_steps: &["Create the target first or correct the id, then retry."],
+        },
+        ErrorCode::MutationTorn => Guidance {
+            title: "Mutation interrupted",
+            required: "Run pm history-repair <id> to bring the item file and its history back in line.",
+            why: Some(
+                "The item file was written but its history entry could not be appended, and the rollback failed.",
+            ),
+            examples: &["pm history-repair <id>"],
+            next_steps: &[
+                "Fix the file-system problem in the message, then run pm history-repair <id>.",
+            ],
+        },
         // `ErrorCode` is non-exhaustive across crates; the test below fails for a code that
         // has no entry, so this arm is never reached by a catalogued code.
         _ => FALLBACK,

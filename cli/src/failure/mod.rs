@@ -53,8 +53,12 @@ pub struct FailureBody {
     /// One-line fix computed from the error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
-    /// Always `false`: a failed command changed nothing.
+    /// Whether the failed command left tracker files changed (only a torn mutation does).
     pub changed: bool,
+    /// Structured details of the refusal (`item_revision_conflict`: revisions and
+    /// `changes_since`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<serde_json::Value>,
 }
 
 /// The recovery bundle.
@@ -161,6 +165,18 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
                 recovery.suggested_retry = inv.retry_with(typed, only);
             }
         }
+        Error::Lifecycle {
+            holder: Some(holder),
+            ..
+        } => refusal.rejected_value = Some(holder.clone()),
+        Error::UnresolvedReference { field, target, .. } => {
+            refusal.surface = field.clone();
+            refusal.rejected_value = Some(target.clone());
+        }
+        Error::RevisionConflict { expected, .. } => {
+            refusal.surface = "--expect-hash".into();
+            refusal.rejected_value = Some(expected.clone());
+        }
         _ => {}
     }
     if !recovery.allowed_values.is_empty() {
@@ -180,8 +196,33 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
             exit_code,
             refusal,
             hint: error.hint(),
-            changed: false,
+            changed: error.changed(),
+            context: context_of(error),
         },
+    }
+}
+
+/// Returns the structured context of errors that carry one.
+fn context_of(error: &Error) -> Option<serde_json::Value> {
+    match error {
+        Error::RevisionConflict {
+            id,
+            expected,
+            current,
+            expected_recorded,
+            changes_since,
+            changes_since_omitted,
+        } => Some(serde_json::json!({
+            "item_id": id,
+            "expected_revision": expected,
+            "current_revision": current,
+            "expected_revision_recorded": expected_recorded,
+            "details": {
+                "changes_since": changes_since,
+                "changes_since_omitted": changes_since_omitted,
+            },
+        })),
+        _ => None,
     }
 }
 

@@ -115,6 +115,32 @@ impl TestTracker {
         })
     }
 
+    /// Returns every file under the workspace (relative path → bytes), for "nothing changed"
+    /// assertions.
+    pub fn snapshot(&self) -> Result<std::collections::BTreeMap<String, Vec<u8>>, Box<dyn Error>> {
+        let root = self.workspace();
+        let mut out = std::collections::BTreeMap::new();
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir)? {
+                let path = entry?.path();
+                let rel = path.strip_prefix(&root)?.to_string_lossy().into_owned();
+                if path.is_dir() {
+                    out.insert(format!("{rel}/"), Vec::new());
+                    stack.push(path);
+                } else {
+                    out.insert(rel, std::fs::read(&path)?);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Returns the tracker root (`work/.agents/pm`).
+    pub fn root(&self) -> PathBuf {
+        self.workspace().join(".agents/pm")
+    }
+
     /// Replaces the temp workspace path in `text` with `[TRACKER]`.
     pub fn redact(&self, text: &str) -> String {
         text.replace(&self.workspace().display().to_string(), "[TRACKER]")
@@ -182,6 +208,7 @@ pub struct ErrorBody {
     pub refusal: RefusalBody,
     pub hint: Option<String>,
     pub changed: bool,
+    pub context: Option<serde_json::Value>,
 }
 
 /// `error.recovery`.

@@ -1,0 +1,132 @@
+//! `pm comments|notes|learnings <id>`: add an entry (`--add`) or list the collection.
+
+use pm_engine::Result;
+use pm_engine::mutate::{AnnotationKind, add_annotation, read_item};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::ctx::Ctx;
+use crate::mutation::{MutationOutput, Workspace, with_context};
+
+/// Add to or list an item's comments, notes or learnings
+#[derive(Debug, clap::Args)]
+pub struct AnnotationArgs {
+    /// The item id
+    #[arg(value_name = "ID")]
+    pub id: String,
+
+    /// Add an entry with this text (without it, list the entries)
+    #[arg(long, value_name = "TEXT")]
+    pub add: Option<String>,
+
+    /// After --add, return every entry instead of only the new one
+    #[arg(long)]
+    pub full_history: bool,
+}
+
+/// pm's annotation envelope.
+#[derive(Debug, Serialize)]
+pub struct AnnotationOutput {
+    /// The item id.
+    pub id: String,
+    /// `{<comments|notes|learnings>: [entries]}`.
+    #[serde(flatten)]
+    pub entries: Map<String, Value>,
+    /// Entries returned.
+    pub count: usize,
+    /// Entries stored.
+    pub total_count: usize,
+    /// Entries returned.
+    pub returned_count: usize,
+    /// Whether stored entries were left out.
+    pub has_more: bool,
+    /// What the mutation did (absent when listing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutation_receipt: Option<Value>,
+    /// What was left out and how to get it.
+    pub omission_receipt: Value,
+}
+
+/// Adds an entry or lists the collection.
+///
+/// # Errors
+/// `item_not_found`, empty text, ownership, lock and revision conflicts.
+pub fn cmd_annotation(
+    ctx: &Ctx,
+    kind: AnnotationKind,
+    args: &AnnotationArgs,
+) -> Result<(MutationOutput, Vec<String>)> {
+    let field = kind.field();
+    let Some(text) = &args.add else {
+        let ws = Workspace::open(ctx)?;
+        let doc = read_item(&ws.tracker, &ws.settings, &ws.schema, &args.id)?;
+        let all = list(doc.metadata.get(field));
+        let id = doc.id().unwrap_or_default().to_string();
+        return Ok((
+            envelope(id, field, all.clone(), all.len(), None, false),
+            Vec::new(),
+        ));
+    };
+    let (m, index) = with_context(ctx, field, false, |mctx, _| {
+        add_annotation(mctx, &args.id, kind, text)
+    })?;
+    let all = list(m.after.metadata.get(field));
+    let total = all.len();
+    let returned: Vec<Value> = if args.full_history {
+        all
+    } else {
+        all.into_iter()
+            .skip(index.saturating_sub(1))
+            .take(1)
+            .collect()
+    };
+    let receipt = json!({
+        "action": "add",
+        "entry_index": index,
+        "changed_count": 1,
+        "full_history_included": returned.len() == total,
+    });
+    let out = envelope(m.id.clone(), field, returned, total, Some(receipt), true);
+    Ok((out, m.warnings))
+}
+
+fn list(value: Option<&Value>) -> Vec<Value> {
+    value.and_then(Value::as_array).cloned().unwrap_or_default()
+}
+
+fn envelope(
+    id: String,
+    field: &str,
+    returned: Vec<Value>,
+    total: usize,
+    receipt: Option<Value>,
+    mutation: bool,
+) -> MutationOutput {
+    let count = returned.len();
+    let has_more = count < total;
+    let groups: Vec<Value> = if has_more && mutation {
+        vec![json!({
+            "name": format!("{field}_history"),
+            "restore_with": {"selector": "full_history", "cli_flag": "--full-history",
+                "sdk_option": "fullHistory", "mcp_option": "full"},
+        })]
+    } else {
+        Vec::new()
+    };
+    let mut entries = Map::new();
+    entries.insert(field.to_string(), Value::Array(returned));
+    MutationOutput::Annotation(AnnotationOutput {
+        id,
+        entries,
+        count,
+        total_count: total,
+        returned_count: count,
+        has_more,
+        mutation_receipt: receipt,
+        omission_receipt: json!({
+            "has_omissions": !groups.is_empty(),
+            "omitted_field_group_count": groups.len(),
+            "omitted_field_groups": groups,
+        }),
+    })
+}

@@ -1,0 +1,154 @@
+//! `pm create`: turns the operands, field flags and `--stdin-json` document into an engine
+//! `NewItem` and prints the mutation receipt.
+
+use pm_engine::ids::IdMinter;
+use pm_engine::mutate::{DependencySeed, FieldEdit, NewItem, create, edits_from_json, split_list};
+use pm_engine::{Error, Result};
+use serde_json::{Map, Value};
+
+use crate::ctx::Ctx;
+use crate::mutation::{FieldFlags, MutationOutput, ReceiptArgs, receipt_for, with_context};
+
+/// Create a work item
+///
+/// Example: pm create task "Fix login" --priority 1 --tags auth,bug --dep id=pm-a1b2,kind=blocks
+#[derive(Debug, clap::Args)]
+pub struct CreateArgs {
+    /// Item type (Task, Feature, Epic, Issue, Chore, Decision, Milestone, …)
+    #[arg(value_name = "TYPE")]
+    pub type_operand: Option<String>,
+
+    /// Item title
+    #[arg(value_name = "TITLE")]
+    pub title_operand: Option<String>,
+
+    /// Item type, instead of the first operand
+    #[arg(long = "type", value_name = "TYPE")]
+    pub type_flag: Option<String>,
+
+    /// Item title, instead of the second operand
+    #[arg(long, value_name = "TITLE")]
+    pub title: Option<String>,
+
+    /// Use this id instead of minting one (normalized with the tracker prefix)
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+
+    /// Add a dependency: id=<id>,kind=<kind> or a bare id (repeatable)
+    #[arg(long, value_name = "SPEC")]
+    pub dep: Vec<String>,
+
+    /// Markdown body
+    #[arg(long, value_name = "TEXT")]
+    pub body: Option<String>,
+
+    /// History message
+    #[arg(long, value_name = "TEXT")]
+    pub message: Option<String>,
+
+    /// Leave these fields unset (comma-separated; recorded in the history message)
+    #[arg(long, value_name = "FIELDS")]
+    pub unset: Vec<String>,
+
+    /// Read the whole item document as a JSON object from stdin
+    #[arg(long)]
+    pub stdin_json: bool,
+
+    /// Field flags.
+    #[command(flatten)]
+    pub fields: FieldFlags,
+
+    /// Receipt flags.
+    #[command(flatten)]
+    pub receipt: ReceiptArgs,
+}
+
+/// Creates the item and returns its receipt.
+///
+/// # Errors
+/// Usage errors for a missing type or title or a bad `--stdin-json` document, then the
+/// engine's refusals (`item_id_collision`, invalid values, unresolved references, …).
+pub fn cmd_create(ctx: &Ctx, args: &CreateArgs) -> Result<(MutationOutput, Vec<String>)> {
+    let mut doc = if args.stdin_json {
+        stdin_document(ctx)?
+    } else {
+        Map::new()
+    };
+    let take = |doc: &mut Map<String, Value>, key: &str| {
+        doc.shift_remove(key)
+            .and_then(|v| v.as_str().map(String::from))
+    };
+    let (type_name, title) = match (&args.type_flag, &args.type_operand, &args.title_operand) {
+        (Some(t), Some(title), None) => (Some(t.clone()), Some(title.clone())),
+        (flag, operand, title) => (flag.clone().or(operand.clone()), title.clone()),
+    };
+    let type_name = type_name.or_else(|| take(&mut doc, "type"));
+    let title = args
+        .title
+        .clone()
+        .or(title)
+        .or_else(|| take(&mut doc, "title"));
+    let (Some(type_name), Some(title)) = (type_name, title) else {
+        return Err(missing(
+            "TYPE and TITLE (operands, --type/--title or --stdin-json)",
+        ));
+    };
+    let id = args.id.clone().or_else(|| take(&mut doc, "id"));
+    let body = args
+        .body
+        .clone()
+        .or_else(|| take(&mut doc, "body"))
+        .unwrap_or_default();
+    let mut edits = edits_from_json(&doc);
+    edits.extend(args.fields.edits());
+    for dep in &args.dep {
+        edits.push(FieldEdit::AddDependency(DependencySeed::parse(
+            dep,
+            "cli:create:dep",
+        )?));
+    }
+    let explicit_unset: Vec<String> = args.unset.iter().flat_map(|u| split_list(u)).collect();
+    edits.extend(explicit_unset.iter().cloned().map(FieldEdit::Unset));
+    let item = NewItem {
+        type_name,
+        title,
+        id,
+        edits,
+        body,
+        message: args.message.clone(),
+        explicit_unset,
+    };
+    let mut minter = match &ctx.seed {
+        Some(seed) => IdMinter::seeded(seed.clone()),
+        None => IdMinter::from_entropy(),
+    };
+    let m = with_context(ctx, "create", false, |mctx, _| {
+        create(mctx, &item, &mut minter)
+    })?;
+    Ok((receipt_for(&m, &args.receipt), m.warnings))
+}
+
+/// Reads the `--stdin-json` document (a JSON object).
+pub(crate) fn stdin_document(ctx: &Ctx) -> Result<Map<String, Value>> {
+    let text = ctx.read_stdin()?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        _ => Err(Error::InvalidArgument {
+            field: "--stdin-json".into(),
+            value: text.chars().take(80).collect(),
+            reason: "stdin must hold one JSON object".into(),
+            allowed: Vec::new(),
+        }),
+    }
+}
+
+fn missing(what: &str) -> Error {
+    Error::Usage {
+        kind: pm_engine::UsageKind::MissingRequiredArgument,
+        detail: format!("create needs {what}"),
+        flag: Some("TITLE".into()),
+        value: None,
+        suggestions: Box::new([]),
+        allowed: Box::new([]),
+    }
+}

@@ -1,0 +1,202 @@
+//! Lifecycle transitions: `close` (reason, `closed_at`, `completed_at`, assignee dropped),
+//! `reopen` (recurrence context), `claim` and `release` (assignee and claim principal).
+
+use serde_json::{Map, Value, json};
+
+use super::MutationContext;
+use super::protocol::{EntryExtras, Mutation, lock_existing};
+use crate::error::{Error, LifecycleConflict, Result};
+
+/// Closes an item with a reason (`pm close <id> <reason>`).
+///
+/// Sets the close status, `closed_at = now`, `completed_at = now` unless already set, and
+/// `close_reason`; drops `assignee` but keeps `claim_principal`; a Plan also gets
+/// `plan_mode: completed`.
+///
+/// # Errors
+/// `item_already_closed` (exit 4) for an item in a terminal status, `invalid_argument_value`
+/// for an empty reason when governance requires one, ownership, lock, revision and I/O errors.
+pub fn close(
+    ctx: &MutationContext,
+    raw_id: &str,
+    reason: &str,
+    message: Option<String>,
+) -> Result<Mutation> {
+    let reason = reason.trim();
+    if reason.is_empty() && ctx.settings.governance().require_close_reason {
+        return Err(Error::InvalidArgument {
+            field: "reason".into(),
+            value: String::new(),
+            reason: "closing an item requires a reason".into(),
+            allowed: Vec::new(),
+        });
+    }
+    let mut locked = lock_existing(ctx, raw_id)?;
+    let status = locked
+        .before
+        .str_field("status")
+        .unwrap_or_default()
+        .to_string();
+    if ctx.schema.statuses.is_terminal(&status) {
+        return Err(Error::Lifecycle {
+            kind: LifecycleConflict::AlreadyClosed,
+            id: locked.id.clone(),
+            holder: Some(status.clone()),
+            detail: format!("Item {} is already {status}", locked.id),
+        });
+    }
+    locked.check_ownership()?;
+    let now = locked.now.clone();
+    let mut doc = locked.draft();
+    let meta = &mut doc.metadata;
+    meta.insert("status".into(), json!(ctx.schema.statuses.close_status()));
+    meta.insert("closed_at".into(), json!(now));
+    if !meta.contains_key("completed_at") {
+        meta.insert("completed_at".into(), json!(now));
+    }
+    if !reason.is_empty() {
+        meta.insert("close_reason".into(), json!(reason));
+    }
+    meta.shift_remove("assignee");
+    if meta.get("type").and_then(Value::as_str) == Some("Plan") {
+        meta.insert("plan_mode".into(), json!("completed"));
+    }
+    locked.commit(
+        "close",
+        doc,
+        EntryExtras {
+            message,
+            ..EntryExtras::default()
+        },
+    )
+}
+
+/// Reopens a closed or canceled item (`pm item reopen <id> <reason>`).
+///
+/// Moves it to `to` (the open status by default; the in-progress status is also allowed),
+/// removes `closed_at`, `completed_at` and `close_reason`, and records
+/// `context.recurrence = {reason, from_status, to_status, previous_terminal: {close_reason}}`.
+///
+/// # Errors
+/// `item_not_closed` for an item that is not in a terminal status, `invalid_argument_value`
+/// for an empty reason or a bad target status, ownership, lock, revision and I/O errors.
+pub fn reopen(
+    ctx: &MutationContext,
+    raw_id: &str,
+    reason: &str,
+    to: Option<&str>,
+) -> Result<Mutation> {
+    let reason = reason.trim();
+    let statuses = &ctx.schema.statuses;
+    let open = statuses.open_status().to_string();
+    let mut allowed = vec![open.clone()];
+    allowed.extend(statuses.in_progress_status().map(String::from));
+    let target = match to {
+        None => open,
+        Some(raw) => match statuses.resolve(raw) {
+            Some(s) if allowed.iter().any(|a| a == s) => s.to_string(),
+            _ => {
+                return Err(Error::InvalidArgument {
+                    field: "--to".into(),
+                    value: raw.into(),
+                    reason: "a reopened item goes to the open or in-progress status".into(),
+                    allowed,
+                });
+            }
+        },
+    };
+    if reason.is_empty() {
+        return Err(Error::InvalidArgument {
+            field: "reason".into(),
+            value: String::new(),
+            reason: "reopening an item requires a recurrence reason".into(),
+            allowed: Vec::new(),
+        });
+    }
+    let mut locked = lock_existing(ctx, raw_id)?;
+    let from = locked
+        .before
+        .str_field("status")
+        .unwrap_or_default()
+        .to_string();
+    if !statuses.is_terminal(&from) {
+        return Err(Error::Lifecycle {
+            kind: LifecycleConflict::NotClosed,
+            id: locked.id.clone(),
+            holder: Some(from.clone()),
+            detail: format!("Item {} is {from}, not closed", locked.id),
+        });
+    }
+    locked.check_ownership()?;
+    let mut doc = locked.draft();
+    let mut previous = Map::new();
+    if let Some(reason) = doc.metadata.get("close_reason") {
+        previous.insert("close_reason".into(), reason.clone());
+    }
+    for key in ["closed_at", "completed_at", "close_reason"] {
+        doc.metadata.shift_remove(key);
+    }
+    doc.metadata.insert("status".into(), json!(target));
+    let mut recurrence = Map::new();
+    recurrence.insert("reason".into(), json!(reason));
+    recurrence.insert("from_status".into(), json!(from));
+    recurrence.insert("to_status".into(), json!(target));
+    recurrence.insert("previous_terminal".into(), Value::Object(previous));
+    locked.commit(
+        "reopen",
+        doc,
+        EntryExtras {
+            context: Some(json!({ "recurrence": recurrence })),
+            ..EntryExtras::default()
+        },
+    )
+}
+
+/// Claims an item for the author (`pm claim <id>`): `assignee` and `claim_principal` become the
+/// author.
+///
+/// # Errors
+/// `already_claimed_by` (exit 4) when another principal holds it and `--force` is not given;
+/// lock, revision and I/O errors.
+pub fn claim(ctx: &MutationContext, raw_id: &str) -> Result<Mutation> {
+    let locked = lock_existing(ctx, raw_id)?;
+    if let Some(owner) = locked.owner()
+        && owner != ctx.author.name
+        && !ctx.force
+    {
+        return Err(Error::Lifecycle {
+            kind: LifecycleConflict::AlreadyClaimed,
+            id: locked.id.clone(),
+            holder: Some(owner.clone()),
+            detail: format!("Item {} is already claimed by {owner}", locked.id),
+        });
+    }
+    let mut doc = locked.draft();
+    doc.metadata
+        .insert("assignee".into(), json!(ctx.author.name));
+    doc.metadata
+        .insert("claim_principal".into(), json!(ctx.author.name));
+    locked.commit("claim", doc, EntryExtras::default())
+}
+
+/// Releases a claimed item (`pm release <id>`): removes `assignee` and `claim_principal`.
+///
+/// # Errors
+/// `item_not_claimed` when nobody holds it; ownership (another principal holds it, no
+/// `--force`), lock, revision and I/O errors.
+pub fn release(ctx: &MutationContext, raw_id: &str) -> Result<Mutation> {
+    let mut locked = lock_existing(ctx, raw_id)?;
+    if locked.owner().is_none() {
+        return Err(Error::Lifecycle {
+            kind: LifecycleConflict::NotClaimed,
+            id: locked.id.clone(),
+            holder: None,
+            detail: format!("Item {} is not claimed", locked.id),
+        });
+    }
+    locked.check_ownership()?;
+    let mut doc = locked.draft();
+    doc.metadata.shift_remove("assignee");
+    doc.metadata.shift_remove("claim_principal");
+    locked.commit("release", doc, EntryExtras::default())
+}

@@ -1,0 +1,97 @@
+//! `delete` (remove the file, append a `delete` entry whose after-state is the empty document)
+//! and `restore` (rebuild a past version from history, deleted items included).
+
+use super::MutationContext;
+use super::protocol::{EntryExtras, Mutation, lock_existing, lock_item};
+use crate::clock::EpochMs;
+use crate::error::{Error, Result};
+use crate::history::{ReplayError, read_stream, replay_to, replay_until};
+use crate::item::ItemDoc;
+
+/// Deletes an item (`pm delete <id>`): the file is removed and the history stream kept.
+///
+/// # Errors
+/// `item_not_found`; ownership, lock, revision and I/O errors (the file is written back when the
+/// history append fails).
+pub fn delete(ctx: &MutationContext, raw_id: &str, message: Option<String>) -> Result<Mutation> {
+    let mut locked = lock_existing(ctx, raw_id)?;
+    locked.check_ownership()?;
+    locked.commit(
+        "delete",
+        ItemDoc::empty(),
+        EntryExtras {
+            message,
+            changed_fields: Some(vec!["deleted".into()]),
+            ..EntryExtras::default()
+        },
+    )
+}
+
+/// Which past state `restore` rebuilds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestoreTarget {
+    /// The state after this many history entries (1 = as created).
+    Version(usize),
+    /// The state as of this instant (every entry with `ts` at or before it).
+    At(EpochMs),
+}
+
+/// Restores an item to a past state rebuilt from its history (`pm restore <id> <version>`),
+/// also when the item is deleted. The rebuilt document is written as it was, `updated_at`
+/// included; the entry's `ts` is now.
+///
+/// # Errors
+/// `item_not_found` when neither a file nor a history stream exists, `invalid_argument_value`
+/// for a version outside the stream or a state that is empty, `history_invalid_json` for an
+/// unreadable stream; ownership, lock, revision and I/O errors.
+pub fn restore(
+    ctx: &MutationContext,
+    raw_id: &str,
+    target: RestoreTarget,
+    message: Option<String>,
+) -> Result<Mutation> {
+    let id = super::protocol::resolve_with_history(ctx, raw_id)?;
+    let mut locked = lock_item(ctx, &id)?;
+    if locked.file.is_some() {
+        locked.check_ownership()?;
+    }
+    let stream = read_stream(&ctx.tracker.history_path(&id), &id)?;
+    if stream.entries.is_empty() && locked.file.is_none() {
+        return Err(Error::ItemNotFound { id });
+    }
+    let invalid = |reason: String| Error::InvalidArgument {
+        field: "version".into(),
+        value: match target {
+            RestoreTarget::Version(v) => v.to_string(),
+            RestoreTarget::At(ms) => crate::clock::format_iso_ms(ms),
+        },
+        reason,
+        allowed: Vec::new(),
+    };
+    let replayed = match target {
+        RestoreTarget::Version(v) => replay_to(&stream.entries, v),
+        RestoreTarget::At(ms) => replay_until(&stream.entries, ms),
+    }
+    .map_err(|e| match e {
+        ReplayError::VersionOutOfRange { version, entries } => invalid(format!(
+            "version {version} is past the end of the history ({entries} entries)"
+        )),
+        ReplayError::Patch(issue) => invalid(format!(
+            "history does not replay to that point ({}); run `pm history-repair {id}`",
+            issue.code()
+        )),
+    })?;
+    if replayed.doc.is_empty() {
+        return Err(invalid(
+            "the item did not exist at that point; use `pm delete` to remove it".into(),
+        ));
+    }
+    locked.commit(
+        "restore",
+        replayed.doc,
+        EntryExtras {
+            message,
+            ..EntryExtras::default()
+        },
+    )
+}
