@@ -161,6 +161,16 @@ pub enum Error {
         allowed: Box<[String]>,
     },
 
+    /// The derived index could not be built, opened or queried. Reads never report it (they
+    /// fall back to a scan); `pm reindex` does.
+    #[error("index {}: {detail}", path.display())]
+    Index {
+        /// The index file or directory involved.
+        path: PathBuf,
+        /// What failed.
+        detail: String,
+    },
+
     /// An invariant inside pm was violated; this is a bug.
     #[error("internal error: {detail}")]
     Internal {
@@ -258,6 +268,8 @@ pub enum ErrorCode {
     Io,
     /// A bug.
     Internal,
+    /// The derived index is unusable where it was required (`pm reindex`).
+    IndexUnavailable,
     /// A flag the command does not declare.
     UnknownOption,
     /// A subcommand that does not exist.
@@ -288,6 +300,7 @@ impl ErrorCode {
         ErrorCode::LockPathUnsafe,
         ErrorCode::Io,
         ErrorCode::Internal,
+        ErrorCode::IndexUnavailable,
         ErrorCode::UnknownOption,
         ErrorCode::UnknownCommand,
         ErrorCode::MissingRequiredArgument,
@@ -315,6 +328,7 @@ impl ErrorCode {
             ErrorCode::LockPathUnsafe => "lock_path_unsafe",
             ErrorCode::Io => "io_error",
             ErrorCode::Internal => "internal_error",
+            ErrorCode::IndexUnavailable => "index_unavailable",
             ErrorCode::UnknownOption => "unknown_option",
             ErrorCode::UnknownCommand => "unknown_command",
             ErrorCode::MissingRequiredArgument => "missing_required_argument",
@@ -342,6 +356,7 @@ impl ErrorCode {
             ErrorCode::LockConflict | ErrorCode::LockStale => ErrorFamily::LockHeld,
             ErrorCode::LockPathUnsafe => ErrorFamily::InvalidArgument,
             ErrorCode::Io => ErrorFamily::Io,
+            ErrorCode::IndexUnavailable => ErrorFamily::IndexUnavailable,
             ErrorCode::ItemDocumentRoundtripFailed | ErrorCode::Internal => ErrorFamily::Internal,
         }
     }
@@ -424,6 +439,7 @@ impl Error {
                 UsageKind::UnexpectedArgument => ErrorCode::UnexpectedArgument,
                 UsageKind::ConflictingArguments => ErrorCode::ConflictingArguments,
             },
+            Error::Index { .. } => ErrorCode::IndexUnavailable,
             Error::Internal { .. } => ErrorCode::Internal,
         }
     }
@@ -491,6 +507,9 @@ impl Error {
                 Some(format!("use one of: {}", allowed.join(", ")))
             }
             Error::Usage { .. } => Some("run `pm --help` for the accepted arguments".into()),
+            Error::Index { .. } => Some(
+                "run `pm reindex` to rebuild it, or `pm gc --scope index` to delete it; reads scan the files meanwhile".into(),
+            ),
             Error::Internal { .. } => Some("this is a bug in pm; please report it".into()),
         }
     }

@@ -4,6 +4,7 @@ mod test_forgotten_files;
 mod test_init_golden;
 mod test_item_corpus;
 mod test_item_props;
+mod test_scan_corpus;
 mod test_toon_corpus;
 mod test_toon_props;
 mod test_tracker_corpus;
