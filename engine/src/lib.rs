@@ -10,6 +10,7 @@ pub mod collate;
 pub mod commit;
 pub mod error;
 pub mod hash;
+pub mod history;
 pub mod ids;
 pub mod init;
 pub mod item;

@@ -1,6 +1,7 @@
 //! The single integration-test binary of pm-engine; every `tests/test_*.rs` is declared here.
 
 mod test_forgotten_files;
+mod test_history_corpus;
 mod test_init_golden;
 mod test_item_corpus;
 mod test_item_props;

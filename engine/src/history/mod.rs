@@ -1,0 +1,24 @@
+//! History streams (`history/<id>.jsonl`): the entry model, reading, RFC 6902 patches and
+//! their generation, appending, hash-chain replay and verification, and the workspace stream.
+
+pub mod append;
+pub mod diff;
+pub mod entry;
+pub mod patch;
+pub mod point;
+pub mod replay;
+pub mod stream;
+pub mod verify;
+pub mod workspace;
+
+pub use append::append_entry;
+pub use diff::{compare, compare_for_history, item_patch, state_patch};
+pub use entry::{HistoryEntry, PatchOp, PatchOpKind, entry_message};
+pub use patch::{LenientOutcome, PatchError, PatchErrorKind, apply_lenient, apply_strict};
+pub use point::{ReplayError, ReplayedState, replay_to, replay_until};
+pub use replay::{
+    ChainIssue, ChainIssueKind, ChainReport, DriftMismatch, check_drift, verify_chain,
+};
+pub use stream::{StreamRead, TornTail, parse_stream, read_stream};
+pub use verify::{TrackerHistoryReport, verify_tracker_history};
+pub use workspace::{WORKSPACE_STREAM_ID, check_workspace_documents, replay_workspace};

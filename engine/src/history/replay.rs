@@ -1,0 +1,591 @@
+//! Replaying a stream from the empty document (§8.4): strict patch application, hash-epoch
+//! selection, `before_hash`/`after_hash` verification per entry, and the drift check of an item
+//! file against its stream.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::entry::HistoryEntry;
+use super::patch::apply_strict;
+use crate::hash::{HashEpoch, item_hash, replay_hash};
+use crate::item::ItemDoc;
+
+/// What failed at one entry of a chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChainIssueKind {
+    /// The patch did not apply strictly, or left something other than `{metadata, body}`.
+    PatchApplyFailed,
+    /// `before_hash` differs from the hash of the replayed prior state.
+    BeforeHashMismatch,
+    /// `after_hash` differs from the hash of the replayed new state.
+    AfterHashMismatch,
+}
+
+impl ChainIssueKind {
+    /// Returns pm's name for the failure.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChainIssueKind::PatchApplyFailed => "patch_apply_failed",
+            ChainIssueKind::BeforeHashMismatch => "before_hash_mismatch",
+            ChainIssueKind::AfterHashMismatch => "after_hash_mismatch",
+        }
+    }
+}
+
+/// One chain failure, at a 1-based entry number.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ChainIssue {
+    /// 1-based entry number (the N of `entry_N`).
+    pub entry: usize,
+    /// What failed.
+    pub kind: ChainIssueKind,
+    /// The recorded hash (hash mismatches only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// The replayed hash, at the first epoch tried (hash mismatches only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<String>,
+    /// Which operation failed and why (patch failures only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl ChainIssue {
+    /// Returns pm's issue code, e.g. `after_hash_mismatch:entry_3`.
+    pub fn code(&self) -> String {
+        format!("{}:entry_{}", self.kind.as_str(), self.entry)
+    }
+
+    fn patch_failed(entry: usize, detail: String) -> ChainIssue {
+        ChainIssue {
+            entry,
+            kind: ChainIssueKind::PatchApplyFailed,
+            expected: None,
+            found: None,
+            detail: Some(detail),
+        }
+    }
+}
+
+/// The result of verifying a whole stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainReport {
+    /// The replayed state after the last applied entry.
+    pub doc: ItemDoc,
+    /// How many entries were applied (all of them unless a patch failed).
+    pub applied: usize,
+    /// The stream's hash epoch: the last explicit `item_hash_version`, else the epoch that
+    /// verified the last entry (v1 when both do or neither does).
+    pub epoch: HashEpoch,
+    /// Every failure, in entry order; empty when the chain verifies.
+    pub issues: Vec<ChainIssue>,
+}
+
+impl ChainReport {
+    /// Returns true when every entry applied and matched both hashes.
+    pub fn is_ok(&self) -> bool {
+        self.issues.is_empty()
+    }
+}
+
+/// The file hash differs from the stream's last `after_hash` (pm's `hash_mismatch`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DriftMismatch {
+    /// The stream's last `after_hash`.
+    pub expected: String,
+    /// The item hash of the file at the stream's epoch.
+    pub found: String,
+}
+
+/// Returns the epoch an `item_hash_version` value denotes.
+pub fn epoch_of(version: u32) -> HashEpoch {
+    if version >= 2 {
+        HashEpoch::V2
+    } else {
+        HashEpoch::V1
+    }
+}
+
+/// The replay state `{metadata, body}` as a JSON value, so that patches apply to it directly.
+pub(super) struct State {
+    root: Value,
+}
+
+impl State {
+    pub(super) fn empty() -> State {
+        let mut root = Map::new();
+        root.insert("metadata".into(), Value::Object(Map::new()));
+        root.insert("body".into(), Value::String(String::new()));
+        State {
+            root: Value::Object(root),
+        }
+    }
+
+    /// Applies an entry's patch; the state must keep the `{metadata: object, body: string}`
+    /// shape.
+    pub(super) fn apply(
+        &mut self,
+        entry_number: usize,
+        entry: &HistoryEntry,
+    ) -> Result<(), ChainIssue> {
+        if entry.patch.is_empty() {
+            return Ok(());
+        }
+        apply_strict(&mut self.root, &entry.patch)
+            .map_err(|err| ChainIssue::patch_failed(entry_number, err.to_string()))?;
+        let shaped = self.root.as_object().is_some_and(|root| {
+            root.get("metadata").is_some_and(Value::is_object)
+                && root.get("body").is_some_and(Value::is_string)
+        });
+        if shaped {
+            Ok(())
+        } else {
+            Err(ChainIssue::patch_failed(
+                entry_number,
+                "result is not {metadata: object, body: string}".into(),
+            ))
+        }
+    }
+
+    /// Runs `f` on the state viewed as an [`ItemDoc`] without copying it.
+    fn with_doc<R>(&mut self, f: impl FnOnce(&ItemDoc) -> R) -> R {
+        let doc = self.take_doc();
+        let result = f(&doc);
+        self.put_doc(doc);
+        result
+    }
+
+    fn take_doc(&mut self) -> ItemDoc {
+        let root = self.root.as_object_mut().expect("state is an object");
+        let metadata = match root.get_mut("metadata") {
+            Some(Value::Object(map)) => std::mem::take(map),
+            _ => Map::new(),
+        };
+        let body = match root.get_mut("body") {
+            Some(Value::String(body)) => std::mem::take(body),
+            _ => String::new(),
+        };
+        ItemDoc { metadata, body }
+    }
+
+    fn put_doc(&mut self, doc: ItemDoc) {
+        let root = self.root.as_object_mut().expect("state is an object");
+        root.insert("metadata".into(), Value::Object(doc.metadata));
+        root.insert("body".into(), Value::String(doc.body));
+    }
+
+    pub(super) fn into_doc(mut self) -> ItemDoc {
+        self.take_doc()
+    }
+}
+
+/// Hashes of the current state per epoch, computed on demand.
+#[derive(Default)]
+struct HashCache {
+    v1: Option<String>,
+    v2: Option<String>,
+}
+
+impl HashCache {
+    fn peek(&self, epoch: HashEpoch) -> Option<&String> {
+        match epoch {
+            HashEpoch::V1 => self.v1.as_ref(),
+            HashEpoch::V2 => self.v2.as_ref(),
+        }
+    }
+
+    fn get(&mut self, state: &mut State, epoch: HashEpoch) -> String {
+        let slot = match epoch {
+            HashEpoch::V1 => &self.v1,
+            HashEpoch::V2 => &self.v2,
+        };
+        if let Some(hash) = slot {
+            return hash.clone();
+        }
+        let (hash, same_for_both) = state.with_doc(|doc| {
+            let same = epochs_agree(doc);
+            (replay_hash(doc, epoch), same)
+        });
+        if same_for_both {
+            self.v1 = Some(hash.clone());
+            self.v2 = Some(hash.clone());
+        } else {
+            match epoch {
+                HashEpoch::V1 => self.v1 = Some(hash.clone()),
+                HashEpoch::V2 => self.v2 = Some(hash.clone()),
+            }
+        }
+        hash
+    }
+}
+
+/// Returns true when both epochs hash `doc` identically: they differ only in how `tests` is
+/// ordered, and the legacy fallback (no `tags` array) ignores the epoch.
+fn epochs_agree(doc: &ItemDoc) -> bool {
+    let tests_len = doc
+        .metadata
+        .get("tests")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    tests_len < 2 || !doc.metadata.get("tags").is_some_and(Value::is_array)
+}
+
+/// Replays `entries` from `{metadata: {}, body: ""}` and verifies every hash (§8.4).
+///
+/// Each patch is applied strictly. The epoch of an entry is its explicit `item_hash_version`,
+/// else the last explicit one before it, else v1 or v2, whichever verifies. Hash mismatches are
+/// collected and replay goes on; a patch that fails stops the replay.
+pub fn verify_chain(entries: &[HistoryEntry]) -> ChainReport {
+    let mut state = State::empty();
+    let mut cache = HashCache::default();
+    let mut issues = Vec::new();
+    let mut inherited: Option<HashEpoch> = None;
+    let mut last_epoch = HashEpoch::V1;
+    let mut applied = 0;
+    for (index, entry) in entries.iter().enumerate() {
+        let number = index + 1;
+        if let Some(version) = entry.item_hash_version {
+            inherited = Some(epoch_of(version));
+        }
+        // Unversioned entries may use either epoch; the one that verified the previous entry
+        // is tried first (an entry passes if any candidate verifies, so the order only saves
+        // work).
+        let other = match last_epoch {
+            HashEpoch::V1 => HashEpoch::V2,
+            HashEpoch::V2 => HashEpoch::V1,
+        };
+        let candidates: Vec<HashEpoch> = match inherited {
+            Some(epoch) => vec![epoch],
+            None => vec![last_epoch, other],
+        };
+        let mut check =
+            EntryCheck::new(&mut state, &mut cache, &candidates, entry.patch.is_empty());
+        if let Err(issue) = state.apply(number, entry) {
+            issues.push(issue);
+            break;
+        }
+        applied = number;
+        match check.verify(&mut state, &mut cache, entry) {
+            Ok(epoch) => last_epoch = epoch,
+            Err(found) => {
+                issues.extend(found.into_iter().map(|(kind, expected, found)| ChainIssue {
+                    entry: number,
+                    kind,
+                    expected: Some(expected),
+                    found: Some(found),
+                    detail: None,
+                }))
+            }
+        }
+    }
+    ChainReport {
+        doc: state.into_doc(),
+        applied,
+        epoch: inherited.unwrap_or(last_epoch),
+        issues,
+    }
+}
+
+/// The before-side of one entry's verification: the prior state's hashes, computed lazily.
+struct EntryCheck<'c> {
+    candidates: &'c [HashEpoch],
+    /// Hashes of the prior state (shared with the after side when the patch is empty).
+    prior: Option<HashCache>,
+    /// A copy of the prior state, kept only when its epochs may hash differently and the
+    /// second candidate's hash is not known yet.
+    prior_state: Option<State>,
+}
+
+type Mismatch = (ChainIssueKind, String, String);
+
+impl<'c> EntryCheck<'c> {
+    fn new(
+        state: &mut State,
+        cache: &mut HashCache,
+        candidates: &'c [HashEpoch],
+        patch_is_empty: bool,
+    ) -> EntryCheck<'c> {
+        if patch_is_empty {
+            return EntryCheck {
+                candidates,
+                prior: None,
+                prior_state: None,
+            };
+        }
+        let mut prior = std::mem::take(cache);
+        prior.get(state, candidates[0]);
+        let prior_state = candidates
+            .get(1)
+            .filter(|epoch| prior.peek(**epoch).is_none())
+            .map(|_| State {
+                root: state.root.clone(),
+            });
+        EntryCheck {
+            candidates,
+            prior: Some(prior),
+            prior_state,
+        }
+    }
+
+    fn before(&mut self, k: usize, state: &mut State, cache: &mut HashCache) -> String {
+        let epoch = self.candidates[k];
+        match (&mut self.prior, &mut self.prior_state) {
+            (None, _) => cache.get(state, epoch),
+            (Some(prior), Some(prior_state)) => prior.get(prior_state, epoch),
+            (Some(prior), None) => prior
+                .peek(epoch)
+                .cloned()
+                .expect("the prior hash of every candidate is known without a prior state"),
+        }
+    }
+
+    /// Returns the epoch that verifies both hashes, or the mismatches against the epoch that
+    /// explains the most (one whose before hash matches, else one whose after hash matches,
+    /// else the first).
+    fn verify(
+        &mut self,
+        state: &mut State,
+        cache: &mut HashCache,
+        entry: &HistoryEntry,
+    ) -> Result<HashEpoch, Vec<Mismatch>> {
+        let n = self.candidates.len();
+        let mut before_ok = Vec::with_capacity(n);
+        for k in 0..n {
+            let ok = self.before(k, state, cache) == entry.before_hash;
+            before_ok.push(ok);
+            if ok && cache.get(state, self.candidates[k]) == entry.after_hash {
+                return Ok(self.candidates[k]);
+            }
+        }
+        let k = (0..n)
+            .find(|&k| before_ok[k])
+            .or_else(|| (0..n).find(|&k| cache.get(state, self.candidates[k]) == entry.after_hash))
+            .unwrap_or(0);
+        let mut found = Vec::new();
+        if !before_ok[k] {
+            let before = self.before(k, state, cache);
+            found.push((
+                ChainIssueKind::BeforeHashMismatch,
+                entry.before_hash.clone(),
+                before,
+            ));
+        }
+        let after = cache.get(state, self.candidates[k]);
+        if after != entry.after_hash {
+            found.push((
+                ChainIssueKind::AfterHashMismatch,
+                entry.after_hash.clone(),
+                after,
+            ));
+        }
+        Err(found)
+    }
+}
+
+/// Compares the item hash of the current file (parsed and schema-canonicalized by the caller)
+/// at `epoch` with the stream's last `after_hash`. Returns `None` when they agree or the stream
+/// is empty.
+pub fn check_drift(
+    file_doc: &ItemDoc,
+    entries: &[HistoryEntry],
+    epoch: HashEpoch,
+) -> Option<DriftMismatch> {
+    let last = entries.last()?;
+    let found = item_hash(file_doc, epoch);
+    (found != last.after_hash).then(|| DriftMismatch {
+        expected: last.after_hash.clone(),
+        found,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::EMPTY_DOC_HASH;
+    use crate::history::diff::item_patch;
+    use crate::history::entry::PatchOp;
+    use crate::history::stream::parse_stream;
+    use serde_json::json;
+    use std::path::Path;
+
+    /// pm-written stream from the mutation transcript (4 lines): create, delete, restore, update.
+    const D001: &str = include_str!("../../../testdata/history/pm-d001.jsonl");
+
+    fn entries(text: &str) -> Vec<HistoryEntry> {
+        parse_stream(text.as_bytes(), "pm-d001", Path::new("pm-d001.jsonl"))
+            .expect("fixture parses")
+            .entries
+    }
+
+    fn codes(report: &ChainReport) -> Vec<String> {
+        report.issues.iter().map(ChainIssue::code).collect()
+    }
+
+    #[test]
+    fn delete_and_restore_stream_verifies() {
+        let entries = entries(D001);
+        let report = verify_chain(&entries);
+        assert!(report.is_ok(), "{:?}", report.issues);
+        assert_eq!((report.applied, report.epoch), (4, HashEpoch::V2));
+        assert_eq!(report.doc.str_field("status"), Some("canceled"));
+        assert_eq!(entries[1].after_hash, EMPTY_DOC_HASH);
+        assert_eq!(check_drift(&report.doc, &entries, report.epoch), None);
+    }
+
+    #[test]
+    fn tampered_value_fails_at_its_entry() {
+        let text = D001.replacen("\"Decision withdrawn\"", "\"Decision kept\"", 1);
+        let report = verify_chain(&entries(&text));
+        assert_eq!(codes(&report), ["after_hash_mismatch:entry_4"]);
+        let issue = &report.issues[0];
+        assert_eq!(
+            issue.expected.as_deref(),
+            Some("c1e2ccc323a4e72d0b96efde73c2eb7bc2bc045d73a3d7a90eac1b2754cd95a7")
+        );
+        assert_ne!(issue.found, issue.expected);
+        // A tampered create changes every later state until delete empties the document.
+        let text = D001.replacen("\"Use TOON as the item format\"", "\"Use JSON\"", 1);
+        let report = verify_chain(&entries(&text));
+        assert_eq!(
+            codes(&report),
+            [
+                "after_hash_mismatch:entry_1",
+                "before_hash_mismatch:entry_2"
+            ]
+        );
+    }
+
+    #[test]
+    fn tampered_hash_breaks_the_link() {
+        let recorded = "f22f52d05380537f57080b1d2cd440f25ed7f7f99f793485fe5a91947147d54a";
+        let text = D001.replacen(recorded, &"0".repeat(64), 1);
+        let report = verify_chain(&entries(&text));
+        assert_eq!(codes(&report), ["after_hash_mismatch:entry_1"]);
+    }
+
+    #[test]
+    fn patch_apply_failure_stops_replay() {
+        let text = D001.replacen(
+            r#"{"op":"remove","path":"/metadata/author"}"#,
+            r#"{"op":"remove","path":"/metadata/assignee"}"#,
+            1,
+        );
+        let report = verify_chain(&entries(&text));
+        assert_eq!(codes(&report), ["patch_apply_failed:entry_2"]);
+        assert_eq!(report.applied, 1);
+        assert!(
+            report.issues[0]
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.contains("path_not_found"))
+        );
+    }
+
+    #[test]
+    fn legacy_front_matter_paths_verify() {
+        let text = D001.replace("\"/metadata/", "\"/front_matter/");
+        assert!(verify_chain(&entries(&text)).is_ok());
+    }
+
+    #[test]
+    fn empty_stream_is_the_empty_document() {
+        let report = verify_chain(&[]);
+        assert!(report.is_ok());
+        assert_eq!((report.doc, report.applied), (ItemDoc::empty(), 0));
+    }
+
+    /// A document whose two epochs hash differently (unsorted `tests`).
+    fn doc_with_tests() -> ItemDoc {
+        let metadata = json!({
+            "id": "pm-x", "title": "t", "type": "Task", "status": "open", "priority": 2,
+            "tags": [], "created_at": "2026-01-01T00:00:00.000Z",
+            "updated_at": "2026-01-01T00:00:00.000Z",
+            "tests": [{"command": "b", "scope": "project"}, {"command": "a", "scope": "project"}],
+        });
+        ItemDoc {
+            metadata: metadata.as_object().cloned().expect("object"),
+            body: String::new(),
+        }
+    }
+
+    fn create(doc: &ItemDoc, epoch: HashEpoch, version: Option<u32>) -> HistoryEntry {
+        let mut entry = HistoryEntry::new(
+            "2026-01-01T00:00:00.000Z",
+            "me",
+            "create",
+            item_patch(&ItemDoc::empty(), doc),
+            EMPTY_DOC_HASH,
+            item_hash(doc, epoch),
+        );
+        entry.item_hash_version = version;
+        entry
+    }
+
+    fn touch(doc: &ItemDoc, epoch: HashEpoch, version: Option<u32>) -> (ItemDoc, HistoryEntry) {
+        let mut next = doc.clone();
+        next.metadata.insert("priority".into(), json!(1));
+        let mut entry = HistoryEntry::new(
+            "2026-01-02T00:00:00.000Z",
+            "me",
+            "update",
+            vec![PatchOp::replace("/metadata/priority", json!(1))],
+            item_hash(doc, epoch),
+            item_hash(&next, epoch),
+        );
+        entry.item_hash_version = version;
+        (next, entry)
+    }
+
+    #[test]
+    fn unversioned_entries_detect_their_epoch() {
+        let doc = doc_with_tests();
+        assert_ne!(
+            item_hash(&doc, HashEpoch::V1),
+            item_hash(&doc, HashEpoch::V2)
+        );
+        for epoch in [HashEpoch::V1, HashEpoch::V2] {
+            let (_, update) = touch(&doc, epoch, None);
+            let report = verify_chain(&[create(&doc, epoch, None), update]);
+            assert!(report.is_ok(), "{epoch:?}: {:?}", report.issues);
+            assert_eq!(report.epoch, epoch);
+        }
+    }
+
+    #[test]
+    fn explicit_epochs_bind_and_are_inherited() {
+        let doc = doc_with_tests();
+        // An explicit version is binding: a v2 hash under `item_hash_version: 1` fails.
+        let report = verify_chain(&[create(&doc, HashEpoch::V2, Some(1))]);
+        assert_eq!(codes(&report), ["after_hash_mismatch:entry_1"]);
+        // Unversioned entries after an explicit v2 inherit it: v1 hashes fail there ...
+        let (_, update) = touch(&doc, HashEpoch::V1, None);
+        let report = verify_chain(&[create(&doc, HashEpoch::V2, Some(2)), update]);
+        assert_eq!(
+            codes(&report),
+            [
+                "before_hash_mismatch:entry_2",
+                "after_hash_mismatch:entry_2"
+            ]
+        );
+        // ... and v2 hashes pass, leaving the stream at v2.
+        let (next, update) = touch(&doc, HashEpoch::V2, None);
+        let stream = [create(&doc, HashEpoch::V2, Some(2)), update];
+        let report = verify_chain(&stream);
+        assert!(report.is_ok(), "{:?}", report.issues);
+        assert_eq!(report.epoch, HashEpoch::V2);
+        // Drift: the current file must hash to the last after_hash at the stream's epoch.
+        assert_eq!(check_drift(&next, &stream, report.epoch), None);
+        let stale = check_drift(&doc, &stream, report.epoch).expect("stale file drifts");
+        assert_eq!(stale.expected, stream[1].after_hash);
+        assert_eq!(stale.found, item_hash(&doc, HashEpoch::V2));
+    }
+
+    #[test]
+    fn invalid_shape_is_a_patch_failure() {
+        let mut entry = create(&doc_with_tests(), HashEpoch::V2, Some(2));
+        entry.patch = vec![PatchOp::replace("/body", json!(1))];
+        let report = verify_chain(&[entry]);
+        assert_eq!(codes(&report), ["patch_apply_failed:entry_1"]);
+    }
+}
