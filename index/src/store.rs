@@ -126,7 +126,7 @@ pub type ReadPool = r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>;
 pub fn read_pool(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
     let manager = r2d2_sqlite::SqliteConnectionManager::file(path)
         .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .with_init(configure_read);
+        .with_init(|conn| configure_read(conn));
     r2d2::Pool::builder()
         .max_size(size.max(1))
         .min_idle(Some(1))
@@ -283,7 +283,10 @@ pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
 ///
 /// # Errors
 /// The [`Condition`] that makes it unusable.
-pub fn probe(paths: &IndexPaths, fingerprint: &str) -> Result<(Connection, u64, PathBuf), Condition> {
+pub fn probe(
+    paths: &IndexPaths,
+    fingerprint: &str,
+) -> Result<(Connection, u64, PathBuf), Condition> {
     let (db, generation) = current_db(paths)?;
     let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
     if size == 0 {
@@ -337,7 +340,7 @@ pub fn classify(err: &rusqlite::Error) -> Condition {
 /// Builds, incremental applies and mutations' index updates hold it; readers never do.
 #[derive(Debug)]
 pub struct WriterLock {
-    _file: File,
+    file: File,
 }
 
 impl WriterLock {
@@ -356,7 +359,7 @@ impl WriterLock {
         let mut pause = Duration::from_millis(2);
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(Some(WriterLock { _file: file })),
+                Ok(()) => return Ok(Some(WriterLock { file })),
                 Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(50));
@@ -365,6 +368,23 @@ impl WriterLock {
                 Err(std::fs::TryLockError::Error(e)) => return Err(e),
             }
         }
+    }
+}
+
+impl WriterLock {
+    /// Writes to the lock file and returns its new mtime: the file system's current time (ns),
+    /// read from the same clock that stamps the source files. Files changed at or after this
+    /// instant cannot be told apart from their indexed state by signature alone.
+    ///
+    /// # Errors
+    /// I/O failures.
+    pub fn touch(&self) -> std::io::Result<i64> {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut file = &self.file;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(b"pm-index writer\n")?;
+        let meta = file.metadata()?;
+        Ok(crate::source::Sig::of(&meta).mtime_ns)
     }
 }
 
@@ -409,7 +429,12 @@ mod tests {
     fn db_names_round_trip() {
         assert_eq!(IndexPaths::db_name(7), "index-000007.sqlite");
         assert_eq!(IndexPaths::parse_db_name("index-000007.sqlite"), Some(7));
-        for bad in ["index-.sqlite", "index-1.db", "../index-1.sqlite", "index-1a.sqlite"] {
+        for bad in [
+            "index-.sqlite",
+            "index-1.db",
+            "../index-1.sqlite",
+            "index-1a.sqlite",
+        ] {
             assert_eq!(IndexPaths::parse_db_name(bad), None, "{bad}");
         }
     }

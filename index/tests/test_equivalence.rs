@@ -1,0 +1,1 @@
+//! Index answers equal scan answers.
