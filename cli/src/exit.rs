@@ -61,6 +61,7 @@ item_not_found not_found 3
 invalid_item_id invalid_argument 2
 invalid_argument_value invalid_argument 2
 item_document_invalid parse_failed 1
+item_document_roundtrip_failed internal 1
 merge_conflict_markers_detected parse_failed 1
 history_merge_conflict_markers_detected parse_failed 1
 history_invalid_json parse_failed 1

@@ -6,6 +6,7 @@ pub mod commands;
 pub mod ctx;
 pub mod exit;
 pub mod failure;
+pub mod progress;
 pub mod render;
 
 use std::ffi::OsString;

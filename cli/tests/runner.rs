@@ -6,6 +6,7 @@ mod common;
 
 mod test_forgotten_files;
 mod test_help;
+mod test_index_commands;
 mod test_init;
 mod test_not_in_project;
 mod test_usage_errors;

@@ -136,7 +136,9 @@ pub fn health(index: &Index<'_>, fingerprint: &str) -> IndexHealth {
         Err(condition) => {
             out.state = IndexState::of(&condition);
             out.ok = out.state.is_ok();
-            out.detail = Some(format!("{condition:?}"));
+            if condition != Condition::Missing {
+                out.detail = Some(format!("{condition:?}"));
+            }
             return out;
         }
     };

@@ -1,14 +1,20 @@
 //! The `Command` enum (one variant per subcommand) and the dispatch `match`; nothing else.
 //! Each command lives in `commands/<name>.rs` as `XxxArgs`, `cmd_xxx` and `XxxOutput`.
 
+mod gc;
+mod health;
 mod init;
+mod reindex;
 mod r#where;
 
 use std::io::{self, Write};
 
 use pm_engine::Result;
 
+pub use gc::{GcArgs, GcOutput, cmd_gc};
+pub use health::{HealthArgs, HealthOutput, cmd_health};
 pub use init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init};
+pub use reindex::{ReindexArgs, ReindexOutput, cmd_reindex};
 pub use r#where::{WhereArgs, WhereOutput, cmd_where};
 
 use crate::ctx::Ctx;
@@ -18,7 +24,10 @@ use crate::render::{Format, render, render_summarized};
 #[derive(Debug, clap::Subcommand)]
 #[allow(missing_docs)]
 pub enum Command {
+    Gc(GcArgs),
+    Health(HealthArgs),
     Init(InitArgs),
+    Reindex(ReindexArgs),
     Where(WhereArgs),
 }
 
@@ -26,7 +35,10 @@ impl Command {
     /// Returns the subcommand name as typed on the command line.
     pub fn name(&self) -> &'static str {
         match self {
+            Command::Gc(_) => "gc",
+            Command::Health(_) => "health",
             Command::Init(_) => "init",
+            Command::Reindex(_) => "reindex",
             Command::Where(_) => "where",
         }
     }
@@ -42,6 +54,12 @@ pub enum CommandOutput {
         /// `--verbose`.
         verbose: bool,
     },
+    /// `pm gc`.
+    Gc(GcOutput),
+    /// `pm health`.
+    Health(HealthOutput),
+    /// `pm reindex`.
+    Reindex(ReindexOutput),
     /// `pm where`.
     Where(WhereOutput),
 }
@@ -61,6 +79,9 @@ impl CommandOutput {
                 output,
                 verbose: true,
             } => render(&**output, format, out),
+            CommandOutput::Gc(output) => render(output, format, out),
+            CommandOutput::Health(output) => render(output, format, out),
+            CommandOutput::Reindex(output) => render(output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
         }
     }
@@ -76,6 +97,9 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
             output: Box::new(output),
             verbose: args.verbose,
         }),
+        Command::Gc(args) => cmd_gc(ctx, args).map(CommandOutput::Gc),
+        Command::Health(args) => cmd_health(ctx, args).map(CommandOutput::Health),
+        Command::Reindex(args) => cmd_reindex(ctx, args).map(CommandOutput::Reindex),
         Command::Where(args) => cmd_where(ctx, args).map(CommandOutput::Where),
     }
 }

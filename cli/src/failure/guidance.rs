@@ -135,6 +135,24 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
             examples: &[],
             next_steps: &["Fix the permissions or the path, then retry."],
         },
+        ErrorCode::ItemDocumentRoundtripFailed => Guidance {
+            title: "Item cannot be written as TOON",
+            required: "Edit the value that the TOON codec cannot represent, then retry.",
+            why: Some("pm refuses to write an item file that would not read back identically."),
+            examples: &[],
+            next_steps: &["Look for lone surrogates or control characters in the changed fields."],
+        },
+        ErrorCode::IndexUnavailable => Guidance {
+            title: "Index unavailable",
+            required: "Fix the condition named in the message, then run pm reindex again.",
+            why: Some(
+                "The derived index lives in runtime/index/ and pm never writes through a symlink there.",
+            ),
+            examples: &["pm health", "pm gc --scope index", "pm reindex"],
+            next_steps: &[
+                "Run pm health to see the index state; reads keep working by scanning the files.",
+            ],
+        },
         ErrorCode::Internal => Guidance {
             title: "Internal error",
             required: "Report this bug with the command line that triggered it.",
