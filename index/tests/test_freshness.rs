@@ -135,3 +135,62 @@ fn deleting_runtime_changes_no_answer() -> TestResult {
     assert_eq!(list_ids(&f, &schema)?, before);
     Ok(())
 }
+
+#[test]
+fn commit_observer_applies_exactly_the_committed_paths() -> TestResult {
+    let schema = schema();
+    let f = seeded()?;
+    let index = f.index(&schema);
+    list_ids(&f, &schema)?;
+    let written = f.write_item("tasks", item("pm-d", json!({"priority": 0})), "")?;
+    let appended = f.append_history(
+        "pm-d",
+        &[history_line("2026-01-05T00:00:00.000Z", "ann", "create")],
+    )?;
+    std::fs::remove_file(f.root().join("tasks/pm-c.toon"))?;
+    index.observe(&pm_engine::commit::Commit {
+        ids: vec!["pm-d".into(), "pm-c".into()],
+        written: vec![written],
+        removed: vec![f.root().join("tasks/pm-c.toon")],
+        appended: vec![appended],
+    });
+    let health = index.health();
+    assert_eq!(health.pending_changes, Some(0), "{health:?}");
+    assert_eq!(health.items, Some(3));
+    assert_eq!(list_ids(&f, &schema)?, ["pm-d", "pm-a", "pm-b"]);
+    Ok(())
+}
+
+#[test]
+fn documents_and_text_match_come_from_the_index() -> TestResult {
+    let schema = schema();
+    let f = Fixture::new()?;
+    f.write_item(
+        "tasks",
+        item(
+            "pm-a",
+            json!({"comments": [{"created_at": "2026-01-01T00:00:00.000Z", "author": "ann", "text": "zebra note"}]}),
+        ),
+        "A body about giraffes",
+    )?;
+    let index = f.index(&schema);
+    let paths = vec![
+        "tasks/pm-a.toon".to_string(),
+        "tasks/missing.toon".to_string(),
+    ];
+    let (docs, source) = index.documents(&paths)?;
+    assert_eq!(source, Source::Index);
+    let (scanned, _) = f.scan_index(&schema).documents(&paths)?;
+    assert_eq!(docs, scanned);
+    assert!(docs[0].is_some() && docs[1].is_none());
+    assert_eq!(
+        index.text_match("giraffes", 10),
+        Some(vec!["pm-a".to_string()])
+    );
+    assert_eq!(
+        index.text_match("zebra", 10),
+        Some(vec!["pm-a".to_string()])
+    );
+    assert_eq!(f.scan_index(&schema).text_match("zebra", 10), None);
+    Ok(())
+}
