@@ -115,9 +115,10 @@ CREATE TABLE item_content (
     heavy_json TEXT
 ) STRICT;
 
+-- Contentless: the text lives in `items` and `item_content`; FTS5 keeps only its index.
 CREATE VIRTUAL TABLE item_search USING fts5 (
     title, description, tags, body, annotations,
-    tokenize = 'unicode61'
+    tokenize = 'unicode61', content = '', contentless_delete = 1
 );
 
 -- One row per item file and history stream the projection was built from.

@@ -133,10 +133,12 @@ impl ScanOutcome {
     }
 
     /// Returns the notices every read from this scan reports: enumeration notices, then one per
-    /// unreadable file.
+    /// unreadable file in path order.
     pub fn read_notices(&self) -> Vec<Notice> {
+        let mut bad: Vec<&UnreadableFile> = self.unreadable.iter().collect();
+        bad.sort_by(|a, b| a.path.cmp(&b.path));
         let mut notices = self.notices.clone();
-        notices.extend(self.unreadable.iter().map(UnreadableFile::notice));
+        notices.extend(bad.into_iter().map(UnreadableFile::notice));
         notices
     }
 

@@ -6,7 +6,7 @@
 
 use crate::digest::{from_sql, hash_bytes};
 use crate::rows::{SourceRow, read_source_row};
-use crate::source::{Sig, SourceFile, Sweep, sweep};
+use crate::source::{DigestSweep, Sig, SourceFile, Sweep, digest_sweep, sweep};
 use crate::store::meta;
 use pm_engine::notice::Notice;
 use pm_engine::schema::RuntimeSchema;
@@ -65,8 +65,50 @@ pub fn check(
     tracker: &Tracker,
     schema: &RuntimeSchema,
 ) -> Result<Report, CheckError> {
+    let quick = digest_sweep(tracker, schema).map_err(CheckError::Engine)?;
+    if quick.unreadable_dirs.is_empty() {
+        if let Some(report) = fast_path(conn, tracker, schema, &quick).map_err(CheckError::Sql)? {
+            return Ok(report);
+        }
+    }
     let swept = sweep(tracker, schema).map_err(CheckError::Engine)?;
     compare(conn, swept).map_err(CheckError::Sql)
+}
+
+/// Confirms freshness from the digest alone (re-hashing only racily clean files); `None` when
+/// the digest, the file count or the stale mark says something changed.
+fn fast_path(
+    conn: &Connection,
+    tracker: &Tracker,
+    schema: &RuntimeSchema,
+    quick: &DigestSweep,
+) -> rusqlite::Result<Option<Report>> {
+    let stored_digest = meta(conn, "digest")?
+        .and_then(|d| d.parse::<i64>().ok())
+        .map(from_sql);
+    let stored_count = meta(conn, "source_count")?.and_then(|c| c.parse::<usize>().ok());
+    let stale = meta(conn, "stale")?.as_deref() == Some("1");
+    if stale || stored_digest != Some(quick.digest) || stored_count != Some(quick.count) {
+        return Ok(None);
+    }
+    let racy = racy_rows(conn)?;
+    let candidates: Vec<(SourceFile, Sig)> = racy
+        .keys()
+        .filter_map(|rel| {
+            let file = crate::source_for(tracker, schema, &tracker.root().join(rel))?;
+            let meta = std::fs::metadata(&file.abs).ok()?;
+            Some((file, Sig::of(&meta)))
+        })
+        .collect();
+    let (mut changes, racy_unchanged) = verify_racy(candidates, &racy);
+    changes.sort_by(|a, b| a.path().cmp(b.path()));
+    Ok(Some(Report {
+        changes,
+        racy_unchanged,
+        unreadable_dirs: Vec::new(),
+        source_count: quick.count,
+        digest_matched: true,
+    }))
 }
 
 /// Why a freshness check could not finish.

@@ -212,3 +212,85 @@ pub fn sweep(tracker: &Tracker, schema: &RuntimeSchema) -> Result<Sweep> {
         digest,
     })
 }
+
+/// The digest of every source file, computed folder by folder without keeping the file list
+/// (the fast path of the freshness check: bounded memory at any tracker size).
+#[derive(Clone, Debug, Default)]
+pub struct DigestSweep {
+    /// Wrapping sum of every file's [`Sig::contribution`].
+    pub digest: u64,
+    /// Files seen.
+    pub count: usize,
+    /// Type folders that could not be listed.
+    pub unreadable_dirs: Vec<Notice>,
+}
+
+/// Computes the sources digest with the same file selection as [`enumerate`] and the same
+/// signatures as [`sweep`], statting each folder's entries in parallel relative to the folder.
+///
+/// # Errors
+/// `Error::Io` when `history/` or an entry cannot be inspected.
+pub fn digest_sweep(tracker: &Tracker, schema: &RuntimeSchema) -> Result<DigestSweep> {
+    let mut out = DigestSweep::default();
+    let mut folders: Vec<(String, bool)> = schema
+        .types
+        .folders()
+        .into_iter()
+        .map(|(folder, _)| (folder.to_string(), true))
+        .collect();
+    folders.push(("history".to_string(), false));
+    for (folder, is_items) in folders {
+        let dir = tracker.root().join(&folder);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Err(e) if is_items => {
+                out.unreadable_dirs.push(Notice::new(
+                    format!("item_list_directory_read_failed:{folder}"),
+                    format!("{}: {e}", dir.display()),
+                ));
+                continue;
+            }
+            Err(e) => return Err(e).at(&dir),
+        };
+        let mut listed = Vec::new();
+        for entry in entries {
+            listed.push(entry.at(&dir)?);
+        }
+        let (sum, count) = listed
+            .par_iter()
+            .map(|entry| {
+                let Ok(kind) = entry.file_type() else {
+                    return (0u64, 0usize);
+                };
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else {
+                    return (0, 0);
+                };
+                let wanted = !kind.is_dir()
+                    && if is_items {
+                        pm_engine::item::ItemFormat::split_file_name(name).is_some()
+                    } else {
+                        name.len() > ".jsonl".len() && name.ends_with(".jsonl")
+                    };
+                if !wanted {
+                    return (0, 0);
+                }
+                let meta = if kind.is_symlink() {
+                    std::fs::metadata(entry.path())
+                } else {
+                    entry.metadata()
+                };
+                match meta {
+                    Ok(m) if m.is_file() => {
+                        (Sig::of(&m).contribution(&format!("{folder}/{name}")), 1)
+                    }
+                    _ => (0, 0),
+                }
+            })
+            .reduce(|| (0, 0), |a, b| (a.0.wrapping_add(b.0), a.1 + b.1));
+        out.digest = out.digest.wrapping_add(sum);
+        out.count += count;
+    }
+    Ok(out)
+}

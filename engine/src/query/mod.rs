@@ -197,7 +197,7 @@ impl Query {
 
     /// Returns the tag filter lowercased as tags are stored (JavaScript `toLowerCase`).
     pub fn tags_lowercase(&self) -> Vec<String> {
-        self.tags.iter().map(|t| js::lowercase(t.trim())).collect()
+        self.tags.iter().map(|t| tag_key(t.trim())).collect()
     }
 
     /// Returns true when `item` satisfies every filter; `relations` must describe the whole
@@ -247,8 +247,13 @@ impl Query {
             return true;
         }
         let wanted = self.tags_lowercase();
-        item.tags.iter().any(|t| wanted.contains(&js::lowercase(t)))
+        item.tags.iter().any(|t| wanted.contains(&tag_key(t)))
     }
+}
+
+/// Returns the form a tag is compared in (JavaScript `toLowerCase`), for item and query tags.
+pub fn tag_key(tag: &str) -> String {
+    js::lowercase(tag)
 }
 
 fn in_set(set: &[String], value: Option<&str>) -> bool {
