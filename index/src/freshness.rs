@@ -66,10 +66,13 @@ pub fn check(
     schema: &RuntimeSchema,
 ) -> Result<Report, CheckError> {
     let quick = digest_sweep(tracker, schema).map_err(CheckError::Engine)?;
-    if quick.unreadable_dirs.is_empty() {
-        if let Some(report) = fast_path(conn, tracker, schema, &quick).map_err(CheckError::Sql)? {
-            return Ok(report);
-        }
+    let fast = if quick.unreadable_dirs.is_empty() {
+        fast_path(conn, tracker, schema, &quick).map_err(CheckError::Sql)?
+    } else {
+        None
+    };
+    if let Some(report) = fast {
+        return Ok(report);
     }
     let swept = sweep(tracker, schema).map_err(CheckError::Engine)?;
     compare(conn, swept).map_err(CheckError::Sql)
