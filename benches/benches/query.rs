@@ -45,7 +45,12 @@ fn bench_query(c: &mut Criterion) {
                 });
             });
         }
+        // What every read pays when nothing changed: the streaming digest sweep.
         group.bench_with_input(BenchmarkId::new("freshness_sweep", n), &n, |b, _| {
+            b.iter(|| black_box(pm_index::source::digest_sweep(&tracker, &schema).expect("sweep")));
+        });
+        // What a read pays when the digest differs: the full sweep with the file list.
+        group.bench_with_input(BenchmarkId::new("full_sweep", n), &n, |b, _| {
             b.iter(|| black_box(pm_index::source::sweep(&tracker, &schema).expect("sweep")));
         });
         group.bench_with_input(BenchmarkId::new("scan_list_limit_20", n), &n, |b, _| {
