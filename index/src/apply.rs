@@ -11,6 +11,9 @@ use crate::project::{ProjectContext, Projected, Projection, project};
 use crate::rows::{SourceRow, remove_source, set_meta, source_row, write_projected};
 use crate::source::{Sig, SourceFile, SourceKind};
 use crate::store::{WriterLock, meta};
+use pm_engine::commit::Commit;
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::tracker::Tracker;
 use rayon::prelude::*;
 use rusqlite::Connection;
 
@@ -141,4 +144,26 @@ fn project_update(
 /// Marks the projection stale so the next read re-checks every file; best effort.
 pub fn mark_stale(conn: &Connection) {
     let _ = set_meta(conn, "stale", "1");
+}
+
+/// Returns the changes a mutation's commit names: every written, removed or appended source
+/// file, as an upsert when it exists now and a removal otherwise.
+pub fn commit_changes(tracker: &Tracker, schema: &RuntimeSchema, commit: &Commit) -> Vec<Change> {
+    let mut changes: Vec<Change> = commit
+        .written
+        .iter()
+        .chain(&commit.removed)
+        .chain(&commit.appended)
+        .filter_map(|abs| crate::source::source_for(tracker, schema, abs))
+        .map(|file| {
+            if file.abs.is_file() {
+                Change::Upsert(file)
+            } else {
+                Change::Remove(file.rel)
+            }
+        })
+        .collect();
+    changes.sort_by(|a, b| a.path().cmp(b.path()));
+    changes.dedup_by(|a, b| a.path() == b.path());
+    changes
 }

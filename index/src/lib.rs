@@ -23,9 +23,8 @@ pub mod schema;
 pub mod source;
 pub mod store;
 
-use crate::freshness::{Change, Report};
+use crate::freshness::Report;
 use crate::rows::schema_fingerprint;
-use crate::source::{SourceFile, SourceKind};
 use crate::store::{Condition, IndexPaths, ReadPool, WriterLock};
 use pm_engine::Result;
 use pm_engine::commit::Commit;
@@ -35,7 +34,7 @@ use pm_engine::query::{Completeness, Listing, Page, Query, Sort, Source, StatusC
 use pm_engine::scan::{self, ScanOutcome};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::ItemSummary;
-use pm_engine::tracker::{ItemFileRef, ItemFormat, Tracker};
+use pm_engine::tracker::Tracker;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -43,6 +42,7 @@ use std::time::Duration;
 pub use events::{EventPage, EventPosition, EventQuery, EventRow, EventSince};
 pub use indexer::{BuildProgress, BuildReport, ProgressFn};
 pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
+pub use source::{item_ref, source_for};
 
 /// How a read uses the projection.
 #[derive(Clone, Copy)]
@@ -255,7 +255,7 @@ impl<'a> Index<'a> {
         let docs = paths
             .iter()
             .map(|rel| {
-                item_ref(&self.tracker, self.schema, rel)
+                source::item_ref(&self.tracker, self.schema, rel)
                     .and_then(|file| scan::read_item(&file, &canon).ok())
             })
             .collect();
@@ -303,7 +303,7 @@ impl<'a> Index<'a> {
         let Ok((_, _, db)) = store::probe(&self.paths, &self.fingerprint) else {
             return;
         };
-        let changes = commit_changes(&self.tracker, self.schema, commit);
+        let changes = apply::commit_changes(&self.tracker, self.schema, commit);
         if changes.is_empty() {
             return;
         }
@@ -551,69 +551,4 @@ fn unavailable(condition: &Condition) -> Notice {
             condition.state()
         ),
     )
-}
-
-/// Returns the source file of a tracker-relative item path, if it is one.
-pub fn item_ref(tracker: &Tracker, schema: &RuntimeSchema, rel: &str) -> Option<ItemFileRef> {
-    let (folder, name) = rel.rsplit_once('/')?;
-    let (format, stem) = ItemFormat::split_file_name(name)?;
-    let type_name = schema
-        .types
-        .folders()
-        .into_iter()
-        .find(|(f, _)| *f == folder)?
-        .1
-        .to_string();
-    Some(ItemFileRef {
-        type_name,
-        folder: folder.to_string(),
-        path: tracker.root().join(folder).join(name),
-        stem: stem.to_string(),
-        format,
-    })
-}
-
-/// Returns the source file of an absolute path inside the tracker, if it is one.
-pub fn source_for(tracker: &Tracker, schema: &RuntimeSchema, abs: &Path) -> Option<SourceFile> {
-    let rel = abs.strip_prefix(tracker.root()).ok()?;
-    let rel = rel
-        .components()
-        .map(|c| c.as_os_str().to_str())
-        .collect::<Option<Vec<_>>>()?
-        .join("/");
-    if let Some(name) = rel.strip_prefix("history/") {
-        return (name.ends_with(".jsonl") && !name.contains('/')).then(|| SourceFile {
-            rel: rel.clone(),
-            abs: abs.to_path_buf(),
-            kind: SourceKind::History,
-            item: None,
-        });
-    }
-    let item = item_ref(tracker, schema, &rel)?;
-    Some(SourceFile {
-        rel,
-        abs: abs.to_path_buf(),
-        kind: SourceKind::Item,
-        item: Some(item),
-    })
-}
-
-fn commit_changes(tracker: &Tracker, schema: &RuntimeSchema, commit: &Commit) -> Vec<Change> {
-    let mut changes: Vec<Change> = commit
-        .written
-        .iter()
-        .chain(&commit.removed)
-        .chain(&commit.appended)
-        .filter_map(|abs| source_for(tracker, schema, abs))
-        .map(|file| {
-            if file.abs.is_file() {
-                Change::Upsert(file)
-            } else {
-                Change::Remove(file.rel)
-            }
-        })
-        .collect();
-    changes.sort_by(|a, b| a.path().cmp(b.path()));
-    changes.dedup_by(|a, b| a.path() == b.path());
-    changes
 }

@@ -6,11 +6,12 @@ use crate::digest::Hasher64;
 use pm_engine::notice::Notice;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::relative_path;
-use pm_engine::tracker::{ItemFileRef, Tracker};
+use pm_engine::tracker::{ItemFileRef, ItemFormat, Tracker};
 use pm_engine::{IoResultExt, Result};
 use rayon::prelude::*;
 use std::fs::Metadata;
 use std::io::ErrorKind;
+use std::path::Path;
 use std::path::PathBuf;
 
 /// What a source file holds.
@@ -293,4 +294,49 @@ pub fn digest_sweep(tracker: &Tracker, schema: &RuntimeSchema) -> Result<DigestS
         out.count += count;
     }
     Ok(out)
+}
+
+/// Returns the source file of a tracker-relative item path, if it is one.
+pub fn item_ref(tracker: &Tracker, schema: &RuntimeSchema, rel: &str) -> Option<ItemFileRef> {
+    let (folder, name) = rel.rsplit_once('/')?;
+    let (format, stem) = ItemFormat::split_file_name(name)?;
+    let type_name = schema
+        .types
+        .folders()
+        .into_iter()
+        .find(|(f, _)| *f == folder)?
+        .1
+        .to_string();
+    Some(ItemFileRef {
+        type_name,
+        folder: folder.to_string(),
+        path: tracker.root().join(folder).join(name),
+        stem: stem.to_string(),
+        format,
+    })
+}
+
+/// Returns the source file of an absolute path inside the tracker, if it is one.
+pub fn source_for(tracker: &Tracker, schema: &RuntimeSchema, abs: &Path) -> Option<SourceFile> {
+    let rel = abs.strip_prefix(tracker.root()).ok()?;
+    let rel = rel
+        .components()
+        .map(|c| c.as_os_str().to_str())
+        .collect::<Option<Vec<_>>>()?
+        .join("/");
+    if let Some(name) = rel.strip_prefix("history/") {
+        return (name.ends_with(".jsonl") && !name.contains('/')).then(|| SourceFile {
+            rel: rel.clone(),
+            abs: abs.to_path_buf(),
+            kind: SourceKind::History,
+            item: None,
+        });
+    }
+    let item = item_ref(tracker, schema, &rel)?;
+    Some(SourceFile {
+        rel,
+        abs: abs.to_path_buf(),
+        kind: SourceKind::Item,
+        item: Some(item),
+    })
 }
