@@ -71,6 +71,7 @@ lock_stale lock_held 4
 lock_path_unsafe invalid_argument 2
 io_error io 1
 internal_error internal 1
+index_unavailable index_unavailable 1
 unknown_option invalid_argument 2
 unknown_command invalid_argument 2
 missing_required_argument invalid_argument 2

@@ -7,6 +7,7 @@ pub mod ctx;
 pub mod exit;
 pub mod failure;
 pub mod mutation;
+pub mod progress;
 pub mod render;
 
 use std::ffi::OsString;

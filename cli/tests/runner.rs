@@ -10,6 +10,7 @@ mod test_forgotten_files;
 mod test_get;
 mod test_help;
 mod test_history;
+mod test_index_commands;
 mod test_init;
 mod test_mutations;
 mod test_not_in_project;

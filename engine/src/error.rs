@@ -227,6 +227,16 @@ pub enum Error {
         detail: String,
     },
 
+    /// The derived index could not be built, opened or queried. Reads never report it (they
+    /// fall back to a scan); `pm reindex` does.
+    #[error("index {}: {detail}", path.display())]
+    Index {
+        /// The index file or directory involved.
+        path: PathBuf,
+        /// What failed.
+        detail: String,
+    },
+
     /// An invariant inside pm was violated; this is a bug.
     #[error("internal error: {detail}")]
     Internal {
@@ -340,6 +350,8 @@ pub enum ErrorCode {
     Io,
     /// A bug.
     Internal,
+    /// The derived index is unusable where it was required (`pm reindex`).
+    IndexUnavailable,
     /// A flag the command does not declare.
     UnknownOption,
     /// A subcommand that does not exist.
@@ -388,6 +400,7 @@ impl ErrorCode {
         ErrorCode::LockPathUnsafe,
         ErrorCode::Io,
         ErrorCode::Internal,
+        ErrorCode::IndexUnavailable,
         ErrorCode::UnknownOption,
         ErrorCode::UnknownCommand,
         ErrorCode::MissingRequiredArgument,
@@ -424,6 +437,7 @@ impl ErrorCode {
             ErrorCode::LockPathUnsafe => "lock_path_unsafe",
             ErrorCode::Io => "io_error",
             ErrorCode::Internal => "internal_error",
+            ErrorCode::IndexUnavailable => "index_unavailable",
             ErrorCode::UnknownOption => "unknown_option",
             ErrorCode::UnknownCommand => "unknown_command",
             ErrorCode::MissingRequiredArgument => "missing_required_argument",
@@ -469,6 +483,7 @@ impl ErrorCode {
             ErrorCode::LockConflict | ErrorCode::LockStale => ErrorFamily::LockHeld,
             ErrorCode::LockPathUnsafe => ErrorFamily::InvalidArgument,
             ErrorCode::Io => ErrorFamily::Io,
+            ErrorCode::IndexUnavailable => ErrorFamily::IndexUnavailable,
             ErrorCode::ItemDocumentRoundtripFailed | ErrorCode::Internal => ErrorFamily::Internal,
         }
     }
@@ -562,6 +577,7 @@ impl Error {
             },
             Error::UnresolvedReference { .. } => ErrorCode::DependencyTargetUnresolved,
             Error::MutationTorn { .. } => ErrorCode::MutationTorn,
+            Error::Index { .. } => ErrorCode::IndexUnavailable,
             Error::Internal { .. } => ErrorCode::Internal,
         }
     }
@@ -668,6 +684,9 @@ impl Error {
             Error::MutationTorn { id, .. } => Some(format!(
                 "run `pm history-repair {id}` to bring the item file and its history back in line"
             )),
+            Error::Index { .. } => Some(
+                "run `pm reindex` to rebuild it, or `pm gc --scope index` to delete it; reads scan the files meanwhile".into(),
+            ),
             Error::Internal { .. } => Some("this is a bug in pm; please report it".into()),
         }
     }

@@ -1,4 +1,554 @@
 //! The derived, rebuildable SQLite projection of a pm tracker and the read facade over it.
 //! It never decides what an answer means (that is `pm_engine`'s `Query::matches`) and never renders.
+//!
+//! Every read goes through [`Index`]: it checks freshness (a parallel stat sweep against the
+//! `sources` table), repairs the projection incrementally or rebuilds it, and answers from SQL;
+//! when the projection cannot be used it answers from `pm_engine::scan` and says so in `source`
+//! and the notices. See `docs/index.md`.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+pub mod apply;
+pub mod digest;
+pub mod events;
+pub mod freshness;
+pub mod gc;
+pub mod indexer;
+pub mod maintenance;
+pub mod project;
+pub mod read;
+pub mod rows;
+pub mod schema;
+pub mod source;
+pub mod store;
+
+use crate::freshness::Report;
+use crate::rows::schema_fingerprint;
+use crate::store::{Condition, IndexPaths, ReadPool, WriterLock};
+use pm_engine::Result;
+use pm_engine::commit::Commit;
+use pm_engine::item::ItemDoc;
+use pm_engine::notice::Notice;
+use pm_engine::query::{Completeness, Listing, Page, Query, Sort, Source, StatusCount};
+use pm_engine::scan::{self, ScanOutcome};
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::summary::ItemSummary;
+use pm_engine::tracker::Tracker;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+pub use events::{EventPage, EventPosition, EventQuery, EventRow, EventSince};
+pub use indexer::{BuildProgress, BuildReport, ProgressFn};
+pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
+pub use source::{item_ref, source_for};
+
+/// How a read uses the projection.
+#[derive(Clone, Copy)]
+pub struct IndexOptions<'a> {
+    /// `--no-index` / `PM_NO_INDEX=1`: always scan, never touch `runtime/index/`.
+    pub scan_only: bool,
+    /// How long a read waits for another writer before answering from a scan.
+    pub lock_wait: Duration,
+    /// Read connections in the pool.
+    pub pool_size: u32,
+    /// Told about progress of full builds.
+    pub progress: Option<ProgressFn<'a>>,
+}
+
+impl Default for IndexOptions<'_> {
+    fn default() -> Self {
+        IndexOptions {
+            scan_only: false,
+            lock_wait: Duration::from_millis(500),
+            pool_size: 4,
+            progress: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for IndexOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexOptions")
+            .field("scan_only", &self.scan_only)
+            .field("lock_wait", &self.lock_wait)
+            .field("pool_size", &self.pool_size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every match of a query, in default order, with provenance (context, next, stats, search).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summaries {
+    /// The matches.
+    pub items: Vec<ItemSummary>,
+    /// Which path answered.
+    pub source: Source,
+    /// Whether every item file was read.
+    pub completeness: Completeness,
+    /// Unreadable files and index fallbacks.
+    pub notices: Vec<Notice>,
+}
+
+/// `(type, status)` counts with provenance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Counts {
+    /// The counts, by type then status.
+    pub rows: Vec<StatusCount>,
+    /// Which path answered.
+    pub source: Source,
+    /// Whether every item file was read.
+    pub completeness: Completeness,
+    /// Unreadable files and index fallbacks.
+    pub notices: Vec<Notice>,
+}
+
+/// The read facade of one tracker.
+pub struct Index<'a> {
+    tracker: Tracker,
+    schema: &'a RuntimeSchema,
+    fingerprint: String,
+    paths: IndexPaths,
+    options: IndexOptions<'a>,
+    pool: Mutex<Option<(PathBuf, ReadPool)>>,
+}
+
+/// A connection the current read may use, or the reason it must scan.
+enum Path2 {
+    Index(Box<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>>),
+    Scan,
+}
+
+impl<'a> Index<'a> {
+    /// Returns the facade of `tracker` under `schema`. Opening touches nothing; the first read
+    /// checks freshness and builds or repairs the projection as needed.
+    pub fn open(
+        tracker: &Tracker,
+        schema: &'a RuntimeSchema,
+        options: IndexOptions<'a>,
+    ) -> Index<'a> {
+        Index {
+            tracker: tracker.clone(),
+            schema,
+            fingerprint: schema_fingerprint(schema),
+            paths: IndexPaths::of(tracker),
+            options,
+            pool: Mutex::new(None),
+        }
+    }
+
+    /// Returns the tracker.
+    pub fn tracker(&self) -> &Tracker {
+        &self.tracker
+    }
+
+    /// Returns the projection paths.
+    pub fn paths(&self) -> &IndexPaths {
+        &self.paths
+    }
+
+    /// Answers a list query (filters, order, page).
+    ///
+    /// # Errors
+    /// Only scan failures (a type folder entry that cannot be inspected); index problems fall
+    /// back to a scan and are reported as notices.
+    pub fn list(&self, query: &Query, sort: &Sort, page: &Page) -> Result<Listing> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(&mut notices) {
+            let answer = read::list(&conn, self.schema, query, sort, page)
+                .and_then(|slice| read::completeness(&conn).map(|c| (slice, c)));
+            match answer {
+                Ok((slice, (completeness, mut data))) => {
+                    data.extend(notices);
+                    return Ok(slice.into_listing(Source::Index, completeness, data));
+                }
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let mut listing = self.scan()?.list(query, sort, page);
+        listing.notices.extend(notices);
+        Ok(listing)
+    }
+
+    /// Returns every match of `query` in `sort` order (the candidate sets of context, next,
+    /// stats and search).
+    ///
+    /// # Errors
+    /// As [`Index::list`].
+    pub fn summaries(&self, query: &Query, sort: &Sort) -> Result<Summaries> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(&mut notices) {
+            let answer = read::select(&conn, self.schema, query, sort)
+                .and_then(|items| read::completeness(&conn).map(|c| (items, c)));
+            match answer {
+                Ok((items, (completeness, mut data))) => {
+                    data.extend(notices);
+                    return Ok(Summaries {
+                        items,
+                        source: Source::Index,
+                        completeness,
+                        notices: data,
+                    });
+                }
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let outcome = self.scan()?;
+        let mut data = outcome.read_notices();
+        data.extend(notices);
+        Ok(Summaries {
+            items: outcome.select(query, sort),
+            source: Source::Scan,
+            completeness: outcome.completeness(),
+            notices: data,
+        })
+    }
+
+    /// Returns the `(type, status)` counts of the matches of `query`.
+    ///
+    /// # Errors
+    /// As [`Index::list`].
+    pub fn counts(&self, query: &Query) -> Result<Counts> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(&mut notices) {
+            let answer = read::counts(&conn, query)
+                .and_then(|rows| read::completeness(&conn).map(|c| (rows, c)));
+            match answer {
+                Ok((rows, (completeness, mut data))) => {
+                    data.extend(notices);
+                    return Ok(Counts {
+                        rows,
+                        source: Source::Index,
+                        completeness,
+                        notices: data,
+                    });
+                }
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let outcome = self.scan()?;
+        let mut data = outcome.read_notices();
+        data.extend(notices);
+        Ok(Counts {
+            rows: outcome.counts(query),
+            source: Source::Scan,
+            completeness: outcome.completeness(),
+            notices: data,
+        })
+    }
+
+    /// Returns the full documents (metadata with heavy collections, body) of items by their
+    /// relative paths (`ItemSummary::path`); `None` for paths that hold no readable item.
+    ///
+    /// # Errors
+    /// As [`Index::list`].
+    pub fn documents(&self, paths: &[String]) -> Result<(Vec<Option<ItemDoc>>, Source)> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(&mut notices) {
+            match read::documents(&conn, paths) {
+                Ok(docs) => return Ok((docs, Source::Index)),
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let canon = pm_engine::item::canon::CanonSchema::from_runtime(self.schema);
+        let docs = paths
+            .iter()
+            .map(|rel| {
+                source::item_ref(&self.tracker, self.schema, rel)
+                    .and_then(|file| scan::read_item(&file, &canon).ok())
+            })
+            .collect();
+        Ok((docs, Source::Scan))
+    }
+
+    /// Returns the ids whose title, description, tags, body or annotations match an FTS5
+    /// `MATCH` expression, best first; `None` when the index cannot answer (there is no scan
+    /// equivalent: callers fall back to their own scoring over [`Index::summaries`]).
+    pub fn text_match(&self, fts_query: &str, limit: usize) -> Option<Vec<String>> {
+        let mut notices = Vec::new();
+        match self.prepare(&mut notices) {
+            Path2::Index(conn) => read::text_match(&conn, fts_query, limit).ok(),
+            Path2::Scan => None,
+        }
+    }
+
+    /// Answers an events query (history entries in `(ts, stream, position)` order).
+    ///
+    /// # Errors
+    /// Scan failures listing `history/`.
+    pub fn events(&self, query: &EventQuery) -> Result<EventPage> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(&mut notices) {
+            match events::query_events(&conn, query) {
+                Ok(mut page) => {
+                    page.notices.extend(notices);
+                    return Ok(page);
+                }
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let mut page = maintenance::scan_events(&self.tracker, self.schema, query)?;
+        page.notices.extend(notices);
+        Ok(page)
+    }
+
+    /// Applies a mutation's commit to the projection (the `CommitObserver` of mutations): the
+    /// named files are re-stat'ed and re-parsed and applied in one transaction. Never fails:
+    /// on any problem the projection is marked stale and the next read repairs it.
+    pub fn observe(&self, commit: &Commit) {
+        if self.options.scan_only {
+            return;
+        }
+        let Ok((_, _, db)) = store::probe(&self.paths, &self.fingerprint) else {
+            return;
+        };
+        let changes = apply::commit_changes(&self.tracker, self.schema, commit);
+        if changes.is_empty() {
+            return;
+        }
+        let applied = (|| -> std::result::Result<(), String> {
+            let lock = WriterLock::acquire(&self.paths, Duration::from_secs(5))
+                .map_err(|e| e.to_string())?
+                .ok_or("writer lock busy")?;
+            let mut conn = store::open_write(&db).map_err(|e| e.to_string())?;
+            apply::apply_changes(&mut conn, &lock, self.schema, changes)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })();
+        if let (Err(_), Ok(conn)) = (&applied, store::open_write(&db)) {
+            apply::mark_stale(&conn);
+        }
+    }
+
+    /// Rebuilds the projection from scratch (`pm reindex`), waiting up to `wait` for another
+    /// writer.
+    ///
+    /// # Errors
+    /// `Error::Index` when the lock cannot be taken or the build fails.
+    pub fn rebuild(&self, wait: Duration) -> Result<BuildReport> {
+        let lock = WriterLock::acquire(&self.paths, wait)
+            .map_err(|e| indexer::io_error(&self.paths.dir, e))?
+            .ok_or_else(|| pm_engine::Error::Index {
+                path: self.paths.lock.clone(),
+                detail: "another pm process is writing the index".into(),
+            })?;
+        let report = indexer::build(&self.tracker, self.schema, &lock, self.options.progress)?;
+        self.reset_pool();
+        Ok(report)
+    }
+
+    /// Decides how the current read is answered: checks the projection and its freshness,
+    /// repairing or rebuilding it when possible.
+    fn prepare(&self, notices: &mut Vec<Notice>) -> Path2 {
+        if self.options.scan_only {
+            return Path2::Scan;
+        }
+        let db = match store::probe(&self.paths, &self.fingerprint) {
+            Ok((_, _, db)) => db,
+            Err(condition) => {
+                if !self.try_rebuild(&condition, notices) {
+                    return Path2::Scan;
+                }
+                match store::probe(&self.paths, &self.fingerprint) {
+                    Ok((_, _, db)) => db,
+                    Err(c) => {
+                        notices.push(unavailable(&c));
+                        return Path2::Scan;
+                    }
+                }
+            }
+        };
+        let Some(conn) = self.connection(&db, notices) else {
+            return Path2::Scan;
+        };
+        let report = match freshness::check(&conn, &self.tracker, self.schema) {
+            Ok(report) => report,
+            Err(e) => {
+                notices.push(Notice::new("index_check_failed", format!("{e:?}")));
+                return Path2::Scan;
+            }
+        };
+        if !report.unreadable_dirs.is_empty() {
+            return Path2::Scan;
+        }
+        if report.is_fresh() && report.racy_unchanged == 0 {
+            return Path2::Index(Box::new(conn));
+        }
+        drop(conn);
+        if !self.repair(&db, report, notices) {
+            return Path2::Scan;
+        }
+        match store::probe(&self.paths, &self.fingerprint) {
+            Ok((_, _, db)) => self
+                .connection(&db, notices)
+                .map_or(Path2::Scan, |c| Path2::Index(Box::new(c))),
+            Err(c) => {
+                notices.push(unavailable(&c));
+                Path2::Scan
+            }
+        }
+    }
+
+    /// Brings a projection with `report`'s differences up to date; false when it cannot.
+    fn repair(&self, db: &Path, report: Report, notices: &mut Vec<Notice>) -> bool {
+        let wait = if report.changes.is_empty() {
+            Duration::ZERO
+        } else {
+            self.options.lock_wait
+        };
+        let lock = match WriterLock::acquire(&self.paths, wait) {
+            Ok(Some(lock)) => lock,
+            Ok(None) if report.changes.is_empty() => return true,
+            Ok(None) => {
+                notices.push(Notice::new(
+                    "index_busy",
+                    "another pm process is writing the index; answered from a scan",
+                ));
+                return false;
+            }
+            Err(e) => {
+                notices.push(Notice::new("index_unavailable", e.to_string()));
+                return false;
+            }
+        };
+        let many = report.changes.len() > 64 && report.changes.len() * 4 > report.source_count;
+        if many {
+            return self.build_locked(&lock, notices);
+        }
+        let changes = if report.changes.is_empty() {
+            maintenance::settleable(self, db, &lock)
+        } else {
+            report.changes
+        };
+        if changes.is_empty() {
+            return true;
+        }
+        let applied = store::open_write(db)
+            .map_err(|e| e.to_string())
+            .and_then(|mut conn| {
+                apply::apply_changes(&mut conn, &lock, self.schema, changes)
+                    .map_err(|e| e.to_string())
+            });
+        match applied {
+            Ok(_) => true,
+            Err(e) => {
+                notices.push(Notice::new("index_apply_failed", e));
+                self.build_locked(&lock, notices)
+            }
+        }
+    }
+
+    fn try_rebuild(&self, condition: &Condition, notices: &mut Vec<Notice>) -> bool {
+        if matches!(condition, Condition::Unsafe { path } if *path == self.paths.runtime) {
+            notices.push(unavailable(condition));
+            return false;
+        }
+        match WriterLock::acquire(&self.paths, self.options.lock_wait) {
+            Ok(Some(lock)) => {
+                // Another writer may have rebuilt while we waited.
+                if store::probe(&self.paths, &self.fingerprint).is_ok() {
+                    return true;
+                }
+                self.build_locked(&lock, notices)
+            }
+            Ok(None) => {
+                notices.push(unavailable(condition));
+                false
+            }
+            Err(e) => {
+                notices.push(unavailable(condition));
+                notices.push(Notice::new("index_unavailable", e.to_string()));
+                false
+            }
+        }
+    }
+
+    fn build_locked(&self, lock: &WriterLock, notices: &mut Vec<Notice>) -> bool {
+        match indexer::build(&self.tracker, self.schema, lock, self.options.progress) {
+            Ok(_) => {
+                self.reset_pool();
+                true
+            }
+            Err(e) => {
+                notices.push(Notice::new("index_build_failed", e.to_string()));
+                false
+            }
+        }
+    }
+
+    fn connection(
+        &self,
+        db: &Path,
+        notices: &mut Vec<Notice>,
+    ) -> Option<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>> {
+        let mut guard = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.as_ref().is_none_or(|(path, _)| path != db) {
+            match store::read_pool(db, self.options.pool_size) {
+                Ok(pool) => *guard = Some((db.to_path_buf(), pool)),
+                Err(e) => {
+                    notices.push(Notice::new("index_unavailable", e.to_string()));
+                    return None;
+                }
+            }
+        }
+        let pool = guard.as_ref().map(|(_, p)| p.clone())?;
+        drop(guard);
+        match pool.get() {
+            Ok(conn) => Some(conn),
+            Err(e) => {
+                notices.push(Notice::new("index_unavailable", e.to_string()));
+                None
+            }
+        }
+    }
+
+    fn reset_pool(&self) {
+        *self.pool.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// A query failed on a projection that passed its checks: answer from a scan and retire
+    /// the projection so the next read rebuilds it.
+    fn failed_query(&self, err: &rusqlite::Error, notices: &mut Vec<Notice>) {
+        notices.push(Notice::new(
+            "index_query_failed",
+            format!("{err}; answered from a scan, the index will be rebuilt"),
+        ));
+        self.reset_pool();
+        if let Ok(Some(_lock)) = WriterLock::acquire(&self.paths, Duration::ZERO) {
+            let _ = pm_engine::atomic::remove(&self.paths.current);
+        }
+    }
+
+    fn scan(&self) -> Result<ScanOutcome> {
+        scan::scan(&self.tracker, self.schema)
+    }
+
+    /// Returns the state of the projection for `pm health` without repairing anything.
+    pub fn health(&self) -> IndexHealth {
+        maintenance::health(self, &self.fingerprint)
+    }
+
+    /// Compares the projection with a scan (`pm reindex --check`) without changing either.
+    ///
+    /// # Errors
+    /// Scan failures.
+    pub fn check(&self) -> Result<CheckReport> {
+        maintenance::check(self, &self.fingerprint)
+    }
+
+    /// Returns the runtime schema.
+    pub fn schema(&self) -> &RuntimeSchema {
+        self.schema
+    }
+}
+
+fn unavailable(condition: &Condition) -> Notice {
+    Notice::new(
+        "index_unavailable",
+        format!(
+            "index {}: {condition:?}; answered from a scan",
+            condition.state()
+        ),
+    )
+}

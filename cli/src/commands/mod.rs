@@ -9,11 +9,14 @@ pub(crate) mod create;
 mod delete;
 mod deps;
 mod files;
+mod gc;
 mod get;
+mod health;
 mod history;
 mod history_repair;
 mod init;
 mod item;
+mod reindex;
 mod update;
 mod validate;
 mod r#where;
@@ -31,11 +34,14 @@ pub use create::{CreateArgs, cmd_create};
 pub use delete::{DeleteArgs, RestoreArgs, cmd_delete, cmd_restore};
 pub use deps::{DepsArgs, cmd_deps};
 pub use files::{LinksArgs, LinksOutput, cmd_links};
+pub use gc::{GcArgs, GcOutput, cmd_gc};
 pub use get::{GetArgs, GetOutput, cmd_get};
+pub use health::{HealthArgs, HealthOutput, cmd_health};
 pub use history::{HistoryArgs, HistoryOutput, cmd_history};
 pub use history_repair::{HistoryRepairArgs, cmd_history_repair};
 pub use init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init};
 pub use item::{ItemArgs, ItemCommand, ReopenArgs, cmd_item};
+pub use reindex::{ReindexArgs, ReindexOutput, cmd_reindex};
 pub use update::{UpdateArgs, cmd_update};
 pub use validate::{ValidateArgs, ValidateOutput, cmd_validate};
 pub use r#where::{WhereArgs, WhereOutput, cmd_where};
@@ -54,6 +60,9 @@ pub enum Command {
     History(HistoryArgs),
     Init(InitArgs),
     Validate(ValidateArgs),
+    Gc(GcArgs),
+    Health(HealthArgs),
+    Reindex(ReindexArgs),
     Where(WhereArgs),
     Create(CreateArgs),
     Update(UpdateArgs),
@@ -81,6 +90,9 @@ impl Command {
             Command::History(_) => "history",
             Command::Init(_) => "init",
             Command::Validate(_) => "validate",
+            Command::Gc(_) => "gc",
+            Command::Health(_) => "health",
+            Command::Reindex(_) => "reindex",
             Command::Where(_) => "where",
             Command::Create(_) => "create",
             Command::Update(_) => "update",
@@ -112,6 +124,12 @@ pub enum CommandOutput {
         /// `--verbose`.
         verbose: bool,
     },
+    /// `pm gc`.
+    Gc(GcOutput),
+    /// `pm health`.
+    Health(HealthOutput),
+    /// `pm reindex`.
+    Reindex(ReindexOutput),
     /// `pm where`.
     Where(WhereOutput),
     /// `pm get`.
@@ -154,6 +172,9 @@ impl CommandOutput {
                 output,
                 verbose: true,
             } => render(&**output, format, out),
+            CommandOutput::Gc(output) => render(output, format, out),
+            CommandOutput::Health(output) => render(output, format, out),
+            CommandOutput::Reindex(output) => render(output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
             CommandOutput::Get(output) => render(&**output, format, out),
             CommandOutput::History { output, .. } => render(&**output, format, out),
@@ -198,6 +219,9 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
             output: Box::new(output),
             verbose: args.verbose,
         }),
+        Command::Gc(args) => cmd_gc(ctx, args).map(CommandOutput::Gc),
+        Command::Health(args) => cmd_health(ctx, args).map(CommandOutput::Health),
+        Command::Reindex(args) => cmd_reindex(ctx, args).map(CommandOutput::Reindex),
         Command::Where(args) => cmd_where(ctx, args).map(CommandOutput::Where),
         Command::Get(args) => cmd_get(ctx, args).map(|o| CommandOutput::Get(Box::new(o))),
         Command::History(args) => cmd_history(ctx, args).map(|o| CommandOutput::History {

@@ -146,6 +146,17 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
                 "Keep the tracker as it is and report the item id and the command that failed.",
             ],
         },
+        ErrorCode::IndexUnavailable => Guidance {
+            title: "Index unavailable",
+            required: "Fix the condition named in the message, then run pm reindex again.",
+            why: Some(
+                "The derived index lives in runtime/index/ and pm never writes through a symlink there.",
+            ),
+            examples: &["pm health", "pm gc --scope index", "pm reindex"],
+            next_steps: &[
+                "Run pm health to see the index state; reads keep working by scanning the files.",
+            ],
+        },
         ErrorCode::Internal => Guidance {
             title: "Internal error",
             required: "Report this bug with the command line that triggered it.",

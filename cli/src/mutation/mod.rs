@@ -8,12 +8,14 @@ mod receipt;
 use std::io::Write;
 
 use pm_engine::Result;
+use pm_engine::commit::Commit;
 use pm_engine::mutate::{
     Author, ExpectedRevision, FaultPoint, MutationContext, provenance_for_command,
 };
 use pm_engine::schema::{RuntimeSchema, load};
 use pm_engine::settings::Settings;
 use pm_engine::tracker::Tracker;
+use pm_index::Index;
 
 pub use fields::FieldFlags;
 pub use receipt::{
@@ -22,6 +24,7 @@ pub use receipt::{
 };
 
 use crate::ctx::Ctx;
+use crate::progress::index_options;
 
 /// A loaded tracker ready for mutations.
 #[derive(Debug)]
@@ -94,6 +97,11 @@ pub fn with_context<T>(
     if fault_point.is_some() {
         mctx.fault = Some(&hook);
     }
+    // Keep the derived index in step: the observer runs under the item lock after the files
+    // are written, and never fails the mutation (a problem marks the index stale).
+    let index = Index::open(&ws.tracker, &ws.schema, index_options(ctx));
+    let observer = |commit: &Commit| index.observe(commit);
+    mctx.observer = Some(&observer);
     operation(&mctx, &ws)
 }
 

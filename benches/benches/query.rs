@@ -1,0 +1,75 @@
+//! Warm reads through the facade, each including the full freshness check (stat sweep + digest):
+//! `list --limit 20`, `list --status open --type Task --tag x`, and the sweep alone, at 10k
+//! (and 100k with `PM_BENCH_LARGE=1`); plus the scan path for comparison.
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use pm_engine::query::{Page, Query, Sort, StatusFilter};
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::tracker::Tracker;
+use pm_index::{Index, IndexOptions};
+use std::hint::black_box;
+
+fn bench_query(c: &mut Criterion) {
+    let schema = RuntimeSchema::builtin();
+    let mut group = c.benchmark_group("query");
+    group.sample_size(20);
+    for n in pm_benches::tiers()
+        .into_iter()
+        .filter(|n| *n >= pm_benches::TIER_CI)
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let tracker = Tracker::at(dir.path().join(".agents/pm"));
+        pm_benches::generate(tracker.root(), n);
+        Index::open(&tracker, &schema, IndexOptions::default())
+            .rebuild(std::time::Duration::from_secs(60))
+            .expect("build");
+        let filtered = Query {
+            status: StatusFilter::Set(vec!["open".into()]),
+            types: vec!["Task".into()],
+            tags: vec!["x".into()],
+            ..Query::new()
+        };
+        for (name, query) in [
+            ("list_limit_20", Query::new()),
+            ("list_open_task_tag_x", filtered),
+        ] {
+            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+                b.iter(|| {
+                    // A fresh facade per read, as a CLI process has.
+                    let index = Index::open(&tracker, &schema, IndexOptions::default());
+                    let page = index
+                        .list(&query, &Sort::default(), &Page::first(20))
+                        .expect("list");
+                    assert_eq!(page.source, pm_engine::query::Source::Index);
+                    black_box(page)
+                });
+            });
+        }
+        // What every read pays when nothing changed: the streaming digest sweep.
+        group.bench_with_input(BenchmarkId::new("freshness_sweep", n), &n, |b, _| {
+            b.iter(|| black_box(pm_index::source::digest_sweep(&tracker, &schema).expect("sweep")));
+        });
+        // What a read pays when the digest differs: the full sweep with the file list.
+        group.bench_with_input(BenchmarkId::new("full_sweep", n), &n, |b, _| {
+            b.iter(|| black_box(pm_index::source::sweep(&tracker, &schema).expect("sweep")));
+        });
+        group.bench_with_input(BenchmarkId::new("scan_list_limit_20", n), &n, |b, _| {
+            b.iter(|| {
+                black_box(
+                    pm_engine::scan::list(
+                        &tracker,
+                        &schema,
+                        &Query::new(),
+                        &Sort::default(),
+                        &Page::first(20),
+                    )
+                    .expect("scan"),
+                )
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_query);
+criterion_main!(benches);

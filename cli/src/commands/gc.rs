@@ -1,0 +1,60 @@
+//! `pm gc`: removes derived and expired operational files by scope (`index`, `locks`,
+//! `runtime`, `embeddings`, and pm's `checkpoints`/`transactions`). Item files and history are
+//! never touched.
+
+use pm_engine::{Error, Result};
+use pm_index::gc::{GcReport, GcScope, gc};
+use serde::Serialize;
+
+use crate::ctx::Ctx;
+
+/// Remove derived and expired files: the index, expired locks, runtime caches
+///
+/// With no --scope every scope runs. The index is rebuilt by the next read; locks are removed
+/// only when their own created_at + ttl_seconds has passed.
+#[derive(Debug, clap::Args)]
+pub struct GcArgs {
+    /// Scopes to clean (comma-separated or repeated): index, embeddings, runtime, locks, checkpoints, transactions
+    #[arg(long = "scope", value_name = "SCOPE", value_delimiter = ',')]
+    pub scopes: Vec<String>,
+
+    /// List what would be removed without removing anything
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// The result of `pm gc`.
+#[derive(Debug, Serialize)]
+pub struct GcOutput {
+    /// Always true.
+    pub ok: bool,
+    /// What each scope did.
+    #[serde(flatten)]
+    pub report: GcReport,
+}
+
+/// Runs `pm gc`.
+///
+/// # Errors
+/// `invalid_argument_value` (exit 2) for an unknown scope; `not_in_project`; `io_error`.
+pub fn cmd_gc(ctx: &Ctx, args: &GcArgs) -> Result<GcOutput> {
+    let scopes = args
+        .scopes
+        .iter()
+        .map(|raw| {
+            let token = raw.trim().to_ascii_lowercase();
+            GcScope::parse(&token).ok_or_else(|| Error::InvalidArgument {
+                field: "--scope".into(),
+                value: raw.clone(),
+                reason: "unknown gc scope".into(),
+                allowed: GcScope::ALL
+                    .iter()
+                    .map(|s| s.as_str().to_string())
+                    .collect(),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let tracker = ctx.tracker()?;
+    let report = gc(&tracker, &scopes, args.dry_run, ctx.clock.now_ms())?;
+    Ok(GcOutput { ok: true, report })
+}

@@ -1,0 +1,169 @@
+//! Incremental upkeep: re-stat and re-parse exactly the given paths and apply them in one
+//! transaction (freshness repairs and mutations' `CommitObserver` use this). A grown history
+//! stream whose projected prefix is unchanged is projected from its old length onward; a shrunk
+//! or rewritten one is re-projected whole. A failure marks the index stale, never the caller.
+
+use crate::digest::{from_sql, hash_bytes, to_sql};
+use crate::events::project_stream;
+use crate::freshness::Change;
+use crate::indexer::RACY_WINDOW_NS;
+use crate::project::{ProjectContext, Projected, Projection, project};
+use crate::rows::{SourceRow, remove_source, set_meta, source_row, write_projected};
+use crate::source::{Sig, SourceFile, SourceKind};
+use crate::store::{WriterLock, meta};
+use pm_engine::commit::Commit;
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::tracker::Tracker;
+use rayon::prelude::*;
+use rusqlite::Connection;
+
+/// What an apply did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ApplyReport {
+    /// Sources re-projected.
+    pub upserted: usize,
+    /// Sources removed.
+    pub removed: usize,
+    /// History streams projected from their old length onward.
+    pub appended_streams: usize,
+}
+
+/// Applies `changes` to the projection open for writing on `conn`. The caller holds `lock`.
+///
+/// # Errors
+/// SQLite failures (the transaction is rolled back) and I/O failures touching the lock.
+pub fn apply_changes(
+    conn: &mut Connection,
+    lock: &WriterLock,
+    schema: &pm_engine::schema::RuntimeSchema,
+    changes: Vec<Change>,
+) -> Result<ApplyReport, ApplyError> {
+    let fs_now = lock.touch().map_err(ApplyError::Io)?;
+    let ctx = ProjectContext::new(schema, fs_now - RACY_WINDOW_NS);
+    let mut old_rows = Vec::with_capacity(changes.len());
+    for change in &changes {
+        old_rows.push(source_row(conn, change.path()).map_err(ApplyError::Sql)?);
+    }
+    let projected: Vec<Option<(Projected, bool)>> = changes
+        .into_par_iter()
+        .zip(old_rows.par_iter())
+        .map(|(change, old)| match change {
+            Change::Upsert(file) => Some(project_update(file, old.as_ref(), &ctx)),
+            Change::Remove(_) => None,
+        })
+        .collect();
+    let tx = conn.transaction().map_err(ApplyError::Sql)?;
+    let mut digest = meta(&tx, "digest")
+        .map_err(ApplyError::Sql)?
+        .and_then(|d| d.parse::<i64>().ok())
+        .map_or(0, from_sql);
+    let mut count: i64 = meta(&tx, "source_count")
+        .map_err(ApplyError::Sql)?
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let mut report = ApplyReport::default();
+    for (old, new) in old_rows.iter().zip(projected) {
+        let appending = new.as_ref().is_some_and(|(_, append)| *append);
+        if let Some(old) = old {
+            digest =
+                digest.wrapping_sub(remove_source(&tx, old, appending).map_err(ApplyError::Sql)?);
+            count -= 1;
+        }
+        match new {
+            Some((p, append)) if !matches!(p.projection, Projection::Vanished) => {
+                digest = digest.wrapping_add(write_projected(&tx, &p).map_err(ApplyError::Sql)?);
+                count += 1;
+                report.upserted += 1;
+                report.appended_streams += usize::from(append);
+            }
+            _ => report.removed += usize::from(old.is_some()),
+        }
+    }
+    set_meta(&tx, "digest", &to_sql(digest).to_string()).map_err(ApplyError::Sql)?;
+    set_meta(&tx, "source_count", &count.to_string()).map_err(ApplyError::Sql)?;
+    set_meta(&tx, "stale", "0").map_err(ApplyError::Sql)?;
+    tx.commit().map_err(ApplyError::Sql)?;
+    Ok(report)
+}
+
+/// Why an apply failed.
+#[derive(Debug)]
+pub enum ApplyError {
+    /// SQLite refused a statement.
+    Sql(rusqlite::Error),
+    /// The lock file could not be touched.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApplyError::Sql(e) => write!(f, "{e}"),
+            ApplyError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Projects a changed file; for a history stream that only grew, only the new lines. Returns
+/// the projection and whether it appends to the stream's existing events.
+fn project_update(
+    file: SourceFile,
+    old: Option<&SourceRow>,
+    ctx: &ProjectContext<'_>,
+) -> (Projected, bool) {
+    let appendable = old.filter(|o| {
+        file.kind == SourceKind::History && o.error_code.is_none() && o.projected_len.is_some()
+    });
+    let Some(old) = appendable else {
+        return (project(file, ctx), false);
+    };
+    let (Ok(meta), Ok(bytes)) = (std::fs::metadata(&file.abs), std::fs::read(&file.abs)) else {
+        return (project(file, ctx), false);
+    };
+    let sig = Sig::of(&meta);
+    let from = u64::try_from(old.projected_len.unwrap_or(0)).unwrap_or(0);
+    let prefix_intact = from > 0
+        && (bytes.len() as u64) >= from
+        && old.prefix_hash == Some(hash_bytes(&bytes[..from as usize]));
+    if !prefix_intact {
+        return (project(file, ctx), false);
+    }
+    let stream = project_stream(&file, &bytes, from, old.entry_count.unwrap_or(0));
+    // A parse error re-projects the whole stream (and then yields no events).
+    let append = stream.error.is_none();
+    let projected = Projected {
+        racy: sig.ctime_ns >= ctx.racy_from_ns,
+        content_hash: hash_bytes(&bytes),
+        sig,
+        projection: Projection::History(stream),
+        file,
+    };
+    (projected, append)
+}
+
+/// Marks the projection stale so the next read re-checks every file; best effort.
+pub fn mark_stale(conn: &Connection) {
+    let _ = set_meta(conn, "stale", "1");
+}
+
+/// Returns the changes a mutation's commit names: every written, removed or appended source
+/// file, as an upsert when it exists now and a removal otherwise.
+pub fn commit_changes(tracker: &Tracker, schema: &RuntimeSchema, commit: &Commit) -> Vec<Change> {
+    let mut changes: Vec<Change> = commit
+        .written
+        .iter()
+        .chain(&commit.removed)
+        .chain(&commit.appended)
+        .filter_map(|abs| crate::source::source_for(tracker, schema, abs))
+        .map(|file| {
+            if file.abs.is_file() {
+                Change::Upsert(file)
+            } else {
+                Change::Remove(file.rel)
+            }
+        })
+        .collect();
+    changes.sort_by(|a, b| a.path().cmp(b.path()));
+    changes.dedup_by(|a, b| a.path() == b.path());
+    changes
+}

@@ -1,0 +1,355 @@
+//! The history-event projection behind `pm events`: streams parsed with the engine's history
+//! parser into one row per entry (grown streams are projected from their old length onward),
+//! the event query (since a cursor or a timestamp, filters, limit ≤ 1,000) and its scan
+//! equivalent. Order is `(ts, stream, position)`, byte-wise.
+
+use crate::digest::hash_bytes;
+use crate::source::SourceFile;
+use pm_engine::history::parse_stream;
+use pm_engine::notice::Notice;
+use pm_engine::query::Source;
+use rusqlite::{Connection, ToSql};
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+
+/// The most events one page may hold.
+pub const MAX_EVENT_LIMIT: usize = 1000;
+/// The page size when none is given.
+pub const DEFAULT_EVENT_LIMIT: usize = 100;
+
+/// One history entry as the event projection stores it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EventRow {
+    /// The stream id (item id or `_workspace`).
+    pub stream: String,
+    /// 0-based index of the entry among the stream's parsed entries.
+    pub position: i64,
+    /// `ts`.
+    pub ts: String,
+    /// `author`.
+    pub author: String,
+    /// `op`.
+    pub op: String,
+    /// `agent_harness`.
+    pub agent_harness: Option<String>,
+    /// `agent_instance`.
+    pub agent_instance: Option<String>,
+    /// `message`.
+    pub message: Option<String>,
+    /// Number of patch operations.
+    pub patch_count: i64,
+    /// The whole entry as compact JSON.
+    pub entry_json: String,
+}
+
+/// A position in the event order (what a cursor continues after).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EventPosition {
+    /// `ts`.
+    pub ts: String,
+    /// Stream id.
+    pub stream: String,
+    /// Entry index in the stream.
+    pub position: i64,
+}
+
+impl EventRow {
+    /// Returns the row's position in the event order.
+    pub fn key(&self) -> EventPosition {
+        EventPosition {
+            ts: self.ts.clone(),
+            stream: self.stream.clone(),
+            position: self.position,
+        }
+    }
+}
+
+/// What one projection of a stream produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamProjection {
+    /// The stream id.
+    pub stream: String,
+    /// New rows, positions continuing the stream.
+    pub events: Vec<EventRow>,
+    /// Bytes projected: the file length, or the start of a torn last line.
+    pub projected_len: u64,
+    /// Entries projected in total.
+    pub entry_count: i64,
+    /// Hash of the projected bytes.
+    pub prefix_hash: u64,
+    /// `(code, message)` when the stream cannot be parsed (it then projects no events).
+    pub error: Option<(String, String)>,
+}
+
+/// Projects `bytes` (a whole stream) from byte `from_len` onward, where the first `from_count`
+/// entries were projected before; `(0, 0)` projects the whole stream.
+///
+/// A parse error in the new part re-parses the whole stream, so the error (line numbers
+/// included) is the one a full read reports.
+pub fn project_stream(
+    file: &SourceFile,
+    bytes: &[u8],
+    from_len: u64,
+    from_count: i64,
+) -> StreamProjection {
+    let stream = file.stream_id().unwrap_or_default().to_string();
+    let start = usize::try_from(from_len)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    match parse_stream(&bytes[start..], &stream, &file.abs) {
+        Ok(read) => {
+            let events = read
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| EventRow {
+                    stream: stream.clone(),
+                    position: from_count + i as i64,
+                    ts: e.ts.clone(),
+                    author: e.author.clone(),
+                    op: e.op.clone(),
+                    agent_harness: e.agent_harness.clone(),
+                    agent_instance: e.agent_instance.clone(),
+                    message: e.message.clone(),
+                    patch_count: e.patch.len() as i64,
+                    entry_json: e.to_line(),
+                })
+                .collect::<Vec<_>>();
+            let end = read.torn_tail.map_or(bytes.len(), |t| {
+                start + usize::try_from(t.offset).unwrap_or(0)
+            });
+            StreamProjection {
+                entry_count: from_count + events.len() as i64,
+                events,
+                projected_len: end as u64,
+                prefix_hash: hash_bytes(&bytes[..end]),
+                error: None,
+                stream,
+            }
+        }
+        Err(_) if start > 0 => project_stream(file, bytes, 0, 0),
+        Err(err) => StreamProjection {
+            stream,
+            events: Vec::new(),
+            projected_len: 0,
+            entry_count: 0,
+            prefix_hash: 0,
+            error: Some((err.code().as_str().to_string(), err.to_string())),
+        },
+    }
+}
+
+/// Returns the notice reported for an unreadable stream.
+pub fn unreadable_notice(path: &str, code: &str, message: &str) -> Notice {
+    Notice::new(
+        "history_stream_unreadable",
+        format!("{path}: {message} ({code})"),
+    )
+}
+
+/// Where an event page starts.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventSince {
+    /// Strictly after this position (a cursor).
+    After(EventPosition),
+    /// Events with `ts >= this` (byte-wise; pass pm's `toISOString` form).
+    Timestamp(String),
+}
+
+/// A `pm events` query. Empty sets are no filter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventQuery {
+    /// Where to start.
+    pub since: Option<EventSince>,
+    /// `op IN`.
+    pub ops: Vec<String>,
+    /// `author IN`.
+    pub authors: Vec<String>,
+    /// Stream (item) ids.
+    pub streams: Vec<String>,
+    /// Recorded `agent_harness IN`.
+    pub harnesses: Vec<String>,
+    /// Recorded `agent_instance IN`.
+    pub agent_instances: Vec<String>,
+    /// Page size (clamped to 1..=1,000; 0 means the default 100).
+    pub limit: usize,
+}
+
+impl EventQuery {
+    /// Returns the page size in force.
+    pub fn effective_limit(&self) -> usize {
+        match self.limit {
+            0 => DEFAULT_EVENT_LIMIT,
+            n => n.min(MAX_EVENT_LIMIT),
+        }
+    }
+
+    /// Returns true when `row` passes the filters and the `since` bound.
+    pub fn matches(&self, row: &EventRow) -> bool {
+        let within = |set: &[String], v: Option<&str>| {
+            set.is_empty() || v.is_some_and(|v| set.iter().any(|s| s == v))
+        };
+        let after = match &self.since {
+            None => true,
+            Some(EventSince::After(pos)) => row.key().cmp(pos) == Ordering::Greater,
+            Some(EventSince::Timestamp(ts)) => row.ts.as_str() >= ts.as_str(),
+        };
+        after
+            && within(&self.ops, Some(&row.op))
+            && within(&self.authors, Some(&row.author))
+            && within(&self.streams, Some(&row.stream))
+            && within(&self.harnesses, row.agent_harness.as_deref())
+            && within(&self.agent_instances, row.agent_instance.as_deref())
+    }
+}
+
+/// One page of events.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EventPage {
+    /// The events, in order.
+    pub events: Vec<EventRow>,
+    /// More events follow.
+    pub has_more: bool,
+    /// The position to continue after, when `has_more`.
+    pub next: Option<EventPosition>,
+    /// Which path answered.
+    pub source: Source,
+    /// Unreadable streams and index fallbacks.
+    pub notices: Vec<Notice>,
+}
+
+/// Answers an event query from rows in memory (the scan path).
+pub fn page_from_rows(
+    mut rows: Vec<EventRow>,
+    query: &EventQuery,
+    notices: Vec<Notice>,
+) -> EventPage {
+    rows.retain(|r| query.matches(r));
+    rows.sort_by_key(EventRow::key);
+    let limit = query.effective_limit();
+    let has_more = rows.len() > limit;
+    rows.truncate(limit);
+    EventPage {
+        next: if has_more {
+            rows.last().map(EventRow::key)
+        } else {
+            None
+        },
+        events: rows,
+        has_more,
+        source: Source::Scan,
+        notices,
+    }
+}
+
+/// Answers an event query from the projection.
+///
+/// # Errors
+/// SQLite failures.
+pub fn query_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<EventPage> {
+    let mut sql = String::from(
+        "SELECT stream, position, ts, author, op, agent_harness, agent_instance, message,
+                patch_count, entry_json FROM events WHERE 1",
+    );
+    let mut args: Vec<Box<dyn ToSql>> = Vec::new();
+    match &query.since {
+        None => {}
+        Some(EventSince::After(pos)) => {
+            sql.push_str(" AND (ts, stream, position) > (?, ?, ?)");
+            args.push(Box::new(pos.ts.clone()));
+            args.push(Box::new(pos.stream.clone()));
+            args.push(Box::new(pos.position));
+        }
+        Some(EventSince::Timestamp(ts)) => {
+            sql.push_str(" AND ts >= ?");
+            args.push(Box::new(ts.clone()));
+        }
+    }
+    for (column, set) in [
+        ("op", &query.ops),
+        ("author", &query.authors),
+        ("stream", &query.streams),
+        ("agent_harness", &query.harnesses),
+        ("agent_instance", &query.agent_instances),
+    ] {
+        if set.is_empty() {
+            continue;
+        }
+        sql.push_str(&format!(" AND {column} IN ({})", placeholders(set.len())));
+        args.extend(set.iter().map(|v| Box::new(v.clone()) as Box<dyn ToSql>));
+    }
+    let limit = query.effective_limit();
+    sql.push_str(" ORDER BY ts, stream, position LIMIT ?");
+    args.push(Box::new(limit as i64 + 1));
+    let mut stmt = conn.prepare(&sql)?;
+    let refs: Vec<&dyn ToSql> = args.iter().map(|a| a.as_ref()).collect();
+    let mut rows: Vec<EventRow> = stmt
+        .query_map(refs.as_slice(), event_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    let has_more = rows.len() > limit;
+    rows.truncate(limit);
+    let notices = stream_notices(conn)?;
+    Ok(EventPage {
+        next: if has_more {
+            rows.last().map(EventRow::key)
+        } else {
+            None
+        },
+        events: rows,
+        has_more,
+        source: Source::Index,
+        notices,
+    })
+}
+
+/// Returns every projected event in order (for `pm reindex --check`).
+///
+/// # Errors
+/// SQLite failures.
+pub fn all_events(conn: &Connection) -> rusqlite::Result<Vec<EventRow>> {
+    let mut stmt = conn.prepare(
+        "SELECT stream, position, ts, author, op, agent_harness, agent_instance, message,
+                patch_count, entry_json FROM events ORDER BY ts, stream, position",
+    )?;
+    stmt.query_map([], event_row)?.collect()
+}
+
+fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
+    Ok(EventRow {
+        stream: r.get(0)?,
+        position: r.get(1)?,
+        ts: r.get(2)?,
+        author: r.get(3)?,
+        op: r.get(4)?,
+        agent_harness: r.get(5)?,
+        agent_instance: r.get(6)?,
+        message: r.get(7)?,
+        patch_count: r.get(8)?,
+        entry_json: r.get(9)?,
+    })
+}
+
+/// Returns the notices of unreadable streams recorded in `sources`, in path order.
+///
+/// # Errors
+/// SQLite failures.
+pub fn stream_notices(conn: &Connection) -> rusqlite::Result<Vec<Notice>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT path, error_code, error_message FROM sources
+         WHERE kind = 'history' AND error_code IS NOT NULL ORDER BY path",
+    )?;
+    stmt.query_map([], |r| {
+        Ok(unreadable_notice(
+            &r.get::<_, String>(0)?,
+            &r.get::<_, String>(1)?,
+            &r.get::<_, String>(2)?,
+        ))
+    })?
+    .collect()
+}
+
+/// Returns `?, ?, …` for `n` parameters.
+pub fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}

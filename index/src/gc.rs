@@ -1,0 +1,259 @@
+//! `pm gc`: removal of derived and operational files by scope. `index` deletes this crate's
+//! projection (readers rebuild it lazily); `locks` removes only locks past their own ttl, as pm
+//! does; `runtime` and `embeddings` remove pm's rebuildable artefacts. Never follows a symlink
+//! and never touches item files or history.
+
+use crate::store::{IndexPaths, WriterLock};
+use pm_engine::clock::EpochMs;
+use pm_engine::lock::{LockRead, read_lock_info};
+use pm_engine::timestamp::parse_timestamp;
+use pm_engine::tracker::Tracker;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A `pm gc` scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GcScope {
+    /// The SQLite projection (`runtime/index/`) and pm-cli's `index/manifest.json`.
+    Index,
+    /// pm's search artefacts under `search/`.
+    Embeddings,
+    /// `runtime/test-runs/`, `runtime/history-drift-cache.json`, old snapshot temp entries.
+    Runtime,
+    /// Lock files past their own ttl.
+    Locks,
+    /// pm-cli rollback checkpoints (this pm writes none).
+    Checkpoints,
+    /// pm-cli SDK transaction journals (this pm writes none).
+    Transactions,
+}
+
+impl GcScope {
+    /// Every scope, in pm's order.
+    pub const ALL: [GcScope; 6] = [
+        GcScope::Index,
+        GcScope::Embeddings,
+        GcScope::Runtime,
+        GcScope::Locks,
+        GcScope::Checkpoints,
+        GcScope::Transactions,
+    ];
+
+    /// Returns the scope name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GcScope::Index => "index",
+            GcScope::Embeddings => "embeddings",
+            GcScope::Runtime => "runtime",
+            GcScope::Locks => "locks",
+            GcScope::Checkpoints => "checkpoints",
+            GcScope::Transactions => "transactions",
+        }
+    }
+
+    /// Parses a scope name.
+    pub fn parse(s: &str) -> Option<GcScope> {
+        GcScope::ALL.into_iter().find(|g| g.as_str() == s)
+    }
+}
+
+/// What one scope did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScopeReport {
+    /// The scope.
+    pub scope: GcScope,
+    /// Entries examined.
+    pub scanned: usize,
+    /// Entries removed (or that would be, with `--dry-run`), tracker-relative.
+    pub removed: Vec<String>,
+    /// Entries kept, tracker-relative (locks still active or unparseable).
+    pub retained: Vec<String>,
+    /// Why the scope did nothing, when it did not apply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// The result of `pm gc`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GcReport {
+    /// Nothing was removed; `removed` lists what would be.
+    pub dry_run: bool,
+    /// One report per scope, in pm's order.
+    pub scopes: Vec<ScopeReport>,
+}
+
+/// Runs `pm gc` over `scopes` (all when empty) at `now_ms`.
+///
+/// # Errors
+/// `Error::Io` when an entry cannot be removed or listed.
+pub fn gc(
+    tracker: &Tracker,
+    scopes: &[GcScope],
+    dry_run: bool,
+    now_ms: EpochMs,
+) -> pm_engine::Result<GcReport> {
+    let mut wanted: Vec<GcScope> = if scopes.is_empty() {
+        GcScope::ALL.to_vec()
+    } else {
+        scopes.to_vec()
+    };
+    wanted.sort();
+    wanted.dedup();
+    let mut out = GcReport {
+        dry_run,
+        scopes: Vec::new(),
+    };
+    for scope in wanted {
+        let mut report = ScopeReport {
+            scope,
+            scanned: 0,
+            removed: Vec::new(),
+            retained: Vec::new(),
+            skipped: None,
+        };
+        let root = tracker.root();
+        match scope {
+            GcScope::Index => {
+                let paths = IndexPaths::of(tracker);
+                // Wait for a writer in progress so a half-written generation is not cut short.
+                let _lock = if dry_run {
+                    None
+                } else {
+                    WriterLock::acquire(&paths, Duration::from_secs(5))
+                        .ok()
+                        .flatten()
+                };
+                for path in [paths.dir.clone(), root.join("index/manifest.json")] {
+                    remove(root, &path, dry_run, &mut report)?;
+                }
+            }
+            GcScope::Embeddings => {
+                for rel in [
+                    "search/embeddings.jsonl",
+                    "search/vectorization-status.json",
+                    "search/lancedb",
+                    "search/pending-refresh.json",
+                    "search/pending-refresh.gate.lock",
+                ] {
+                    remove(root, &root.join(rel), dry_run, &mut report)?;
+                }
+            }
+            GcScope::Runtime => {
+                let runtime = tracker.runtime_dir();
+                for path in [
+                    runtime.join("test-runs"),
+                    runtime.join("history-drift-cache.json"),
+                ] {
+                    remove(root, &path, dry_run, &mut report)?;
+                }
+                let day_ms = 24 * 3600 * 1000;
+                for (dir, prefix) in [
+                    ("workspace-snapshots/objects", ".create-"),
+                    ("workspace-snapshots/refs", ".ref-"),
+                ] {
+                    for path in entries(&runtime.join(dir))? {
+                        let name = file_name(&path);
+                        if name.starts_with(prefix) && age_ms(&path, now_ms) > day_ms {
+                            remove(root, &path, dry_run, &mut report)?;
+                        }
+                    }
+                }
+            }
+            GcScope::Locks => {
+                for path in entries(&tracker.locks_dir())? {
+                    let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+                    if !is_file || !file_name(&path).ends_with(".lock") {
+                        continue;
+                    }
+                    report.scanned += 1;
+                    let expired = match read_lock_info(&path) {
+                        LockRead::Held(info) => {
+                            parse_timestamp(&info.created_at).is_some_and(|c| {
+                                now_ms.saturating_sub(c)
+                                    > i64::try_from(info.ttl_seconds)
+                                        .unwrap_or(i64::MAX)
+                                        .saturating_mul(1000)
+                            })
+                        }
+                        LockRead::Missing | LockRead::Malformed(_) => false,
+                    };
+                    if expired {
+                        remove(root, &path, dry_run, &mut report)?;
+                        report.scanned -= 1;
+                    } else {
+                        report.retained.push(relative(root, &path));
+                    }
+                }
+            }
+            GcScope::Checkpoints | GcScope::Transactions => {
+                report.skipped = Some(format!(
+                    "this pm writes no {}; pm-cli's are left in place",
+                    scope.as_str()
+                ));
+            }
+        }
+        out.scopes.push(report);
+    }
+    Ok(out)
+}
+
+fn entries(dir: &Path) -> pm_engine::Result<Vec<PathBuf>> {
+    use pm_engine::IoResultExt;
+    match std::fs::read_dir(dir) {
+        Ok(read) => {
+            let mut out: Vec<PathBuf> = read
+                .map(|e| e.map(|e| e.path()))
+                .collect::<std::io::Result<_>>()
+                .at(dir)?;
+            out.sort();
+            Ok(out)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e).at(dir),
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn age_ms(path: &Path, now_ms: EpochMs) -> i64 {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| crate::source::Sig::of(&m).mtime_ns.div_euclid(1_000_000))
+        .map_or(0, |mtime| now_ms.saturating_sub(mtime))
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// Removes `path` (a symlink itself, never its target; a directory with its contents).
+fn remove(
+    root: &Path,
+    path: &Path,
+    dry_run: bool,
+    report: &mut ScopeReport,
+) -> pm_engine::Result<()> {
+    use pm_engine::IoResultExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    report.scanned += 1;
+    report.removed.push(relative(root, path));
+    if dry_run {
+        return Ok(());
+    }
+    if meta.is_dir() {
+        std::fs::remove_dir_all(path).at(path)
+    } else {
+        std::fs::remove_file(path).at(path)
+    }
+}

@@ -1,0 +1,264 @@
+//! The full build: rayon parses every item file and history stream in parallel, chunk by chunk,
+//! while one writer thread inserts them in a single transaction into a new generation file in
+//! `runtime/index/`; `CURRENT` is switched to it only once it is complete and synced, so readers
+//! never see a half-built index. Progress goes to a caller-supplied callback; nothing prints.
+
+use crate::project::{ProjectContext, Projected, project};
+use crate::rows::{schema_fingerprint, set_meta, write_projected};
+use crate::schema::{PROJECTION_VERSION, apply};
+use crate::source::{SourceFile, enumerate};
+use crate::store::{APP_ID, IndexPaths, WriterLock, current_db, register_functions};
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::tracker::Tracker;
+use pm_engine::{Error, Result};
+use rayon::prelude::*;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::sync_channel;
+
+/// Files parsed per batch: bounds memory while keeping both cores busy.
+const CHUNK: usize = 512;
+/// Files whose ctime lies this close before the build start are racily clean (ns).
+pub const RACY_WINDOW_NS: i64 = 1_000_000_000;
+
+/// How far a build has got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuildProgress {
+    /// Source files written so far.
+    pub done: usize,
+    /// Source files in total.
+    pub total: usize,
+}
+
+/// A callback told about build progress (the CLI draws a progress bar on a TTY).
+pub type ProgressFn<'a> = &'a (dyn Fn(BuildProgress) + Sync);
+
+/// What a build produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildReport {
+    /// The new generation.
+    pub generation: u64,
+    /// The new database file.
+    pub path: PathBuf,
+    /// Readable items.
+    pub items: usize,
+    /// Unreadable item files.
+    pub unreadable_items: usize,
+    /// History streams.
+    pub streams: usize,
+    /// History events.
+    pub events: usize,
+}
+
+/// Builds a new generation of the projection and makes it current. The caller holds `lock`.
+///
+/// # Errors
+/// `Error::Index` for SQLite failures, `Error::Io` for file-system failures.
+pub fn build(
+    tracker: &Tracker,
+    schema: &RuntimeSchema,
+    lock: &WriterLock,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<BuildReport> {
+    let paths = IndexPaths::of(tracker);
+    let fs_now = lock.touch().map_err(|e| io_error(&paths.lock, e))?;
+    let sources = enumerate(tracker, schema)?;
+    let generation = next_generation(&paths);
+    let name = IndexPaths::db_name(generation);
+    let db = paths.dir.join(&name);
+    remove_db_files(&db);
+    let total = sources.files.len();
+    let ctx = ProjectContext::new(schema, fs_now - RACY_WINDOW_NS);
+    let report = write_database(
+        &db,
+        sources.files,
+        &ctx,
+        schema,
+        generation,
+        total,
+        progress,
+    )
+    .map_err(|e| index_error(&db, &e))?;
+    std::fs::File::open(&db)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| io_error(&db, e))?;
+    pm_engine::atomic::write(&paths.current, format!("{name}\n").as_bytes())?;
+    remove_other_generations(&paths, generation);
+    Ok(report)
+}
+
+fn write_database(
+    db: &Path,
+    files: Vec<SourceFile>,
+    ctx: &ProjectContext<'_>,
+    schema: &RuntimeSchema,
+    generation: u64,
+    total: usize,
+    progress: Option<ProgressFn<'_>>,
+) -> rusqlite::Result<BuildReport> {
+    let mut conn = Connection::open(db)?;
+    register_functions(&conn)?;
+    conn.pragma_update(None, "journal_mode", "OFF")?;
+    conn.pragma_update(None, "synchronous", "OFF")?;
+    conn.pragma_update(None, "cache_size", -32_000)?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    apply(&mut conn).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    // Secondary indexes are built after the bulk load (a sort is much cheaper than 100k random
+    // B-tree inserts); their DDL is read back from the migrated schema, so migrations stay the
+    // one definition.
+    let deferred = secondary_indexes(&conn)?;
+    for (name, _) in &deferred {
+        conn.execute_batch(&format!("DROP INDEX \"{name}\";"))?;
+    }
+    let mut report = BuildReport {
+        generation,
+        path: db.to_path_buf(),
+        items: 0,
+        unreadable_items: 0,
+        streams: 0,
+        events: 0,
+    };
+    let tx = conn.transaction()?;
+    let mut digest = 0u64;
+    let mut count = 0usize;
+    std::thread::scope(|scope| -> rusqlite::Result<()> {
+        let (send, receive) = sync_channel::<Vec<Projected>>(2);
+        scope.spawn(move || {
+            for chunk in files.chunks(CHUNK) {
+                let parsed: Vec<Projected> =
+                    chunk.par_iter().map(|f| project(f.clone(), ctx)).collect();
+                if send.send(parsed).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut done = 0;
+        for batch in receive {
+            for p in &batch {
+                report.tally(p);
+                let contribution = write_projected(&tx, p)?;
+                if !matches!(p.projection, crate::project::Projection::Vanished) {
+                    digest = digest.wrapping_add(contribution);
+                    count += 1;
+                }
+            }
+            done += batch.len();
+            if let Some(report_progress) = progress {
+                report_progress(BuildProgress { done, total });
+            }
+        }
+        Ok(())
+    })?;
+    for (_, sql) in &deferred {
+        tx.execute_batch(sql)?;
+    }
+    set_meta(&tx, "app", APP_ID)?;
+    set_meta(&tx, "projection_version", &PROJECTION_VERSION.to_string())?;
+    set_meta(&tx, "fingerprint", &schema_fingerprint(schema))?;
+    set_meta(&tx, "generation", &generation.to_string())?;
+    set_meta(&tx, "digest", &crate::digest::to_sql(digest).to_string())?;
+    set_meta(&tx, "source_count", &count.to_string())?;
+    set_meta(
+        &tx,
+        "built_fs_ns",
+        &(ctx.racy_from_ns + RACY_WINDOW_NS).to_string(),
+    )?;
+    set_meta(&tx, "stale", "0")?;
+    tx.commit()?;
+    conn.execute_batch("PRAGMA analysis_limit = 1000; ANALYZE;")?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    drop(conn);
+    Ok(report)
+}
+
+/// Returns `(name, CREATE INDEX …)` of every explicitly created index.
+fn secondary_indexes(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name",
+    )?;
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect()
+}
+
+impl BuildReport {
+    fn tally(&mut self, p: &Projected) {
+        match &p.projection {
+            crate::project::Projection::Item(_) => self.items += 1,
+            crate::project::Projection::Unreadable(_) => self.unreadable_items += 1,
+            crate::project::Projection::History(s) => {
+                self.streams += 1;
+                self.events += s.events.len();
+            }
+            crate::project::Projection::Vanished => {}
+        }
+    }
+}
+
+/// Returns a generation number above every database file in `runtime/index/`.
+fn next_generation(paths: &IndexPaths) -> u64 {
+    let mut highest = current_db(paths).map(|(_, g)| g).unwrap_or(0);
+    if let Ok(entries) = std::fs::read_dir(&paths.dir) {
+        for entry in entries.flatten() {
+            if let Some(g) = entry.file_name().to_str().and_then(generation_of) {
+                highest = highest.max(g);
+            }
+        }
+    }
+    highest + 1
+}
+
+/// Returns the generation of a database file or one of its companions.
+fn generation_of(name: &str) -> Option<u64> {
+    let base = name
+        .strip_suffix("-wal")
+        .or_else(|| name.strip_suffix("-shm"))
+        .or_else(|| name.strip_suffix("-journal"))
+        .unwrap_or(name);
+    IndexPaths::parse_db_name(base)
+}
+
+/// Removes a database file and its companions (regular files only).
+pub fn remove_db_files(db: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut path = db.as_os_str().to_owned();
+        path.push(suffix);
+        let path = PathBuf::from(path);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// Removes every generation other than `keep` (readers holding an old file keep their open
+/// handle; the file is freed when they close it). Entries that are not regular files are left
+/// for `pm gc --scope index`.
+pub fn remove_other_generations(paths: &IndexPaths, keep: u64) {
+    let Ok(entries) = std::fs::read_dir(&paths.dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(g) = name.to_str().and_then(generation_of) else {
+            continue;
+        };
+        if g != keep && entry.file_type().is_ok_and(|t| !t.is_dir()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Wraps an SQLite error as `Error::Index`.
+pub fn index_error(path: &Path, err: &rusqlite::Error) -> Error {
+    Error::Index {
+        path: path.to_path_buf(),
+        detail: err.to_string(),
+    }
+}
+
+/// Wraps an I/O error on an index file as `Error::Index`.
+pub fn io_error(path: &Path, err: std::io::Error) -> Error {
+    Error::Index {
+        path: path.to_path_buf(),
+        detail: err.to_string(),
+    }
+}

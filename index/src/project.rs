@@ -1,0 +1,203 @@
+//! Reading one source file into what the projection stores: stat first (so a concurrent write
+//! is caught by the next freshness check), then read, hash and parse with the engine's parser
+//! and `ItemSummary::from_item`. Used by the full build and by incremental applies alike.
+
+use crate::digest::hash_bytes;
+use crate::events::{self, StreamProjection};
+use crate::source::{Sig, SourceFile, SourceKind};
+use pm_engine::item::ItemDoc;
+use pm_engine::item::canon::CanonSchema;
+use pm_engine::item::codec::parse_item;
+use pm_engine::scan::{UnreadableFile, unreadable};
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::summary::{ItemSummary, heavy_metadata};
+use pm_engine::{Error, IoResultExt};
+use serde_json::Value;
+
+/// A linked file or doc (`files[]`, `docs[]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkRow {
+    /// `path`.
+    pub path: String,
+    /// `scope`.
+    pub scope: String,
+    /// `note`.
+    pub note: Option<String>,
+}
+
+/// Everything stored for one readable item file.
+#[derive(Clone, Debug)]
+pub struct ItemRecord {
+    /// The summary (typed columns and light JSON).
+    pub summary: ItemSummary,
+    /// The body.
+    pub body: String,
+    /// The heavy collections as compact JSON, when any is present.
+    pub heavy: Option<String>,
+    /// `files[]`.
+    pub files: Vec<LinkRow>,
+    /// `docs[]`.
+    pub docs: Vec<LinkRow>,
+    /// Comment, note and learning texts, for full-text search.
+    pub annotations: String,
+}
+
+/// What a source file projects to.
+#[derive(Clone, Debug)]
+pub enum Projection {
+    /// A readable item.
+    Item(Box<ItemRecord>),
+    /// An item file that cannot be read or parsed.
+    Unreadable(UnreadableFile),
+    /// A history stream.
+    History(StreamProjection),
+    /// The file disappeared before it could be read.
+    Vanished,
+}
+
+/// A source file, its signature and content hash at read time, and its projection.
+#[derive(Clone, Debug)]
+pub struct Projected {
+    /// The file.
+    pub file: SourceFile,
+    /// The signature stat'ed before reading.
+    pub sig: Sig,
+    /// Hash of the bytes read.
+    pub content_hash: u64,
+    /// The file changed too recently for its signature to be trusted alone (see docs/index.md,
+    /// "racily clean"): reads re-hash it until a later write clears the flag.
+    pub racy: bool,
+    /// What it holds.
+    pub projection: Projection,
+}
+
+/// What projecting needs besides the file.
+pub struct ProjectContext<'a> {
+    /// The runtime schema.
+    pub schema: &'a RuntimeSchema,
+    /// The canonicalization schema derived from it.
+    pub canon: CanonSchema<'a>,
+    /// Files whose ctime is at or after this (file-system clock, ns) are racy.
+    pub racy_from_ns: i64,
+}
+
+impl<'a> ProjectContext<'a> {
+    /// Returns the context for `schema`, treating files changed at or after `racy_from_ns` as
+    /// racily clean.
+    pub fn new(schema: &'a RuntimeSchema, racy_from_ns: i64) -> ProjectContext<'a> {
+        ProjectContext {
+            schema,
+            canon: CanonSchema::from_runtime(schema),
+            racy_from_ns,
+        }
+    }
+}
+
+/// Projects one source file from scratch.
+pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
+    let vanished = |file: SourceFile| Projected {
+        file,
+        sig: Sig {
+            size: 0,
+            mtime_ns: 0,
+            ctime_ns: 0,
+            inode: 0,
+        },
+        content_hash: 0,
+        racy: false,
+        projection: Projection::Vanished,
+    };
+    let Ok(meta) = std::fs::metadata(&file.abs) else {
+        return vanished(file);
+    };
+    if !meta.is_file() {
+        return vanished(file);
+    }
+    let sig = Sig::of(&meta);
+    let bytes = std::fs::read(&file.abs).at(&file.abs);
+    let content_hash = bytes.as_deref().map_or(0, hash_bytes);
+    let projection = match (file.kind, &file.item, bytes) {
+        (SourceKind::Item, Some(item), Ok(bytes)) => {
+            match parse_item(&bytes, item.format, &item.path, &ctx.canon) {
+                Ok(doc) => Projection::Item(Box::new(item_record(&doc, item, ctx.schema))),
+                Err(err) => Projection::Unreadable(unreadable(item, &err)),
+            }
+        }
+        (SourceKind::Item, Some(item), Err(err)) => {
+            if matches!(&err, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+            {
+                return vanished(file);
+            }
+            Projection::Unreadable(unreadable(item, &err))
+        }
+        (SourceKind::History, _, Ok(bytes)) => {
+            Projection::History(events::project_stream(&file, &bytes, 0, 0))
+        }
+        (SourceKind::History, _, Err(_)) | (SourceKind::Item, None, _) => {
+            return vanished(file);
+        }
+    };
+    Projected {
+        racy: sig.ctime_ns >= ctx.racy_from_ns,
+        file,
+        sig,
+        content_hash,
+        projection,
+    }
+}
+
+/// Builds the stored record of a parsed item.
+pub fn item_record(
+    doc: &ItemDoc,
+    item: &pm_engine::tracker::ItemFileRef,
+    schema: &RuntimeSchema,
+) -> ItemRecord {
+    let heavy = heavy_metadata(&doc.metadata);
+    let links = |key: &str| -> Vec<LinkRow> {
+        doc.metadata
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|entries| {
+                entries
+                    .iter()
+                    .map(|e| LinkRow {
+                        path: text(e, "path"),
+                        scope: text(e, "scope"),
+                        note: e.get("note").and_then(Value::as_str).map(str::to_string),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut annotations = String::new();
+    for key in ["comments", "notes", "learnings"] {
+        for entry in doc
+            .metadata
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(t) = entry.get("text").and_then(Value::as_str) {
+                annotations.push_str(t);
+                annotations.push('\n');
+            }
+        }
+    }
+    ItemRecord {
+        summary: ItemSummary::from_item(doc, item, schema),
+        body: doc.body.clone(),
+        heavy: (!heavy.is_empty()).then(|| pm_engine::json::to_compact(&Value::Object(heavy))),
+        files: links("files"),
+        docs: links("docs"),
+        annotations,
+    }
+}
+
+fn text(entry: &Value, key: &str) -> String {
+    entry
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}

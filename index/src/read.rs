@@ -1,0 +1,515 @@
+//! `Query`/`Sort`/`Page` → SQL over the projection. Every clause mirrors one branch of
+//! `pm_engine::query::Query::matches` and every order key one `KeyPart`; rows come back as
+//! `ItemSummary`s rebuilt with `ItemSummary::from_parts`, so both paths return equal values.
+
+use crate::events::placeholders;
+use pm_engine::item::ItemFormat;
+use pm_engine::query::{
+    Assignment, CHILD_KINDS, Completeness, Content, KeyPart, Missing, PARENT_KINDS, Page,
+    PageSlice, PageStart, Query, Sort, SortAnchor, StatusCount, StatusFilter,
+};
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::summary::{CollectionCounts, ItemFacts, ItemSummary, NO_ACTIVE_BLOCKER};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, params_from_iter};
+use serde_json::{Map, Value};
+
+/// A WHERE clause and its arguments.
+#[derive(Clone, Debug, Default)]
+pub struct Clause {
+    sql: String,
+    args: Vec<SqlValue>,
+}
+
+impl Clause {
+    fn and(&mut self, sql: &str, args: impl IntoIterator<Item = SqlValue>) {
+        self.sql.push_str(" AND (");
+        self.sql.push_str(sql);
+        self.sql.push(')');
+        self.args.extend(args);
+    }
+
+    fn in_set(&mut self, column: &str, set: &[String]) {
+        if !set.is_empty() {
+            let sql = format!("{column} IN ({})", placeholders(set.len()));
+            self.and(&sql, set.iter().cloned().map(SqlValue::Text));
+        }
+    }
+}
+
+const UNRESOLVED: &str = "NOT EXISTS (SELECT 1 FROM items t WHERE t.id = {} AND t.terminal = 1)";
+
+fn unresolved(id_expr: &str) -> String {
+    UNRESOLVED.replace("{}", id_expr)
+}
+
+fn quoted(kinds: &[&str]) -> String {
+    kinds
+        .iter()
+        .map(|k| format!("'{k}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Returns the WHERE clause of `query` (starting with `WHERE 1`).
+pub fn where_clause(query: &Query) -> Clause {
+    let mut c = Clause {
+        sql: "WHERE 1".into(),
+        args: Vec::new(),
+    };
+    match &query.status {
+        StatusFilter::NonTerminal => c.and("terminal = 0", []),
+        StatusFilter::All => {}
+        StatusFilter::Set(set) => {
+            if set.is_empty() {
+                c.and("0", []);
+            } else {
+                c.in_set("status", set);
+            }
+        }
+        StatusFilter::EdgeAwareBlocked => {
+            let sql = format!(
+                "status_class = 'blocked' OR (terminal = 0 AND (
+                   (blocked_by IS NOT NULL AND blocked_by <> '{NO_ACTIVE_BLOCKER}' AND {})
+                   OR EXISTS (SELECT 1 FROM item_deps d WHERE d.item_key = items.item_key
+                              AND d.kind = 'blocked_by' AND {})
+                   OR EXISTS (SELECT 1 FROM item_deps d JOIN items y ON y.item_key = d.item_key
+                              WHERE d.target_id = items.id AND d.kind = 'blocks' AND {})))",
+                unresolved("items.blocked_by"),
+                unresolved("d.target_id"),
+                unresolved("y.id"),
+            );
+            c.and(&sql, []);
+        }
+    }
+    c.in_set("type", &query.types);
+    if !query.tags.is_empty() {
+        let tags: Vec<String> = query.tags_lowercase();
+        let sql = format!(
+            "EXISTS (SELECT 1 FROM item_tags g WHERE g.item_key = items.item_key AND g.tag IN ({}))",
+            placeholders(tags.len())
+        );
+        c.and(&sql, tags.into_iter().map(SqlValue::Text));
+    }
+    if !query.priorities.is_empty() {
+        let sql = format!("priority IN ({})", placeholders(query.priorities.len()));
+        c.and(&sql, query.priorities.iter().map(|p| SqlValue::Integer(*p)));
+    }
+    c.in_set("id", &query.ids);
+    c.in_set("assignee", &query.assignees);
+    match query.assignment {
+        Some(Assignment::Assigned) => c.and("assignee IS NOT NULL", []),
+        Some(Assignment::Unassigned) => c.and("assignee IS NULL", []),
+        None => {}
+    }
+    if let Some(parent) = &query.parent {
+        let sql = format!(
+            "parent = ?1x
+             OR EXISTS (SELECT 1 FROM item_deps d WHERE d.item_key = items.item_key
+                        AND d.target_id = ?1x AND d.kind IN ({}))
+             OR EXISTS (SELECT 1 FROM item_deps d JOIN items p ON p.item_key = d.item_key
+                        WHERE p.id = ?1x AND d.target_id = items.id AND d.kind IN ({}))",
+            quoted(&PARENT_KINDS),
+            quoted(&CHILD_KINDS)
+        )
+        .replace("?1x", "?");
+        c.and(&sql, std::iter::repeat_n(SqlValue::Text(parent.clone()), 3));
+    }
+    c.in_set("sprint", &query.sprints);
+    c.in_set("release", &query.releases);
+    for (column, window) in [
+        ("deadline_ms", &query.deadline),
+        ("updated_ms", &query.updated),
+        ("created_ms", &query.created),
+    ] {
+        if let Some(after) = window.after {
+            c.and(&format!("{column} >= ?"), [SqlValue::Integer(after)]);
+        }
+        if let Some(before) = window.before {
+            c.and(&format!("{column} < ?"), [SqlValue::Integer(before)]);
+        }
+    }
+    for f in &query.content {
+        let present = match f.content {
+            Content::Comments => "n_comments > 0",
+            Content::Notes => "n_notes > 0",
+            Content::Learnings => "n_learnings > 0",
+            Content::Files => "n_files > 0",
+            Content::Docs => "n_docs > 0",
+            Content::Tests => "n_tests > 0",
+            Content::Deps => "n_deps > 0",
+            Content::Body => "has_body = 1",
+            Content::LinkedCommand => "has_linked_command = 1",
+        };
+        if f.present {
+            c.and(present, []);
+        } else {
+            c.and(&format!("NOT ({present})"), []);
+        }
+    }
+    for m in &query.missing {
+        c.and(missing_sql(*m), []);
+    }
+    for f in &query.fields {
+        c.and(
+            "EXISTS (SELECT 1 FROM item_fields f WHERE f.item_key = items.item_key
+                     AND f.key = ? AND f.value = ?)",
+            [
+                SqlValue::Text(f.key.clone()),
+                SqlValue::Text(pm_engine::json::to_compact(&f.value)),
+            ],
+        );
+    }
+    c
+}
+
+fn missing_sql(m: Missing) -> &'static str {
+    match m {
+        Missing::AcceptanceCriteria => "has_acceptance_criteria = 0",
+        Missing::Estimates => "has_estimate = 0",
+        Missing::Resolution => "terminal = 1 AND has_resolution = 0",
+        Missing::Metadata => {
+            "has_acceptance_criteria = 0 OR has_estimate = 0 OR (terminal = 1 AND has_resolution = 0)"
+        }
+        Missing::Reviewer => "has_reviewer = 0",
+        Missing::Risk => "risk IS NULL",
+        Missing::Confidence => "has_confidence = 0",
+        Missing::Sprint => "sprint IS NULL",
+        Missing::Release => "release IS NULL",
+    }
+}
+
+/// Returns the SQL expression of an order key.
+fn key_sql(part: KeyPart) -> &'static str {
+    match part {
+        KeyPart::Terminal => "terminal",
+        KeyPart::Priority => "priority",
+        KeyPart::UpdatedMs => "updated_ms",
+        KeyPart::UpdatedText => "updated_at COLLATE pm_locale",
+        KeyPart::CreatedMs => "created_ms",
+        KeyPart::CreatedText => "created_at COLLATE pm_locale",
+        KeyPart::DeadlineMissing => "(deadline IS NULL)",
+        KeyPart::DeadlineMs => "deadline_ms",
+        KeyPart::DeadlineText => "deadline COLLATE pm_locale",
+        KeyPart::Title => "title COLLATE pm_locale",
+        KeyPart::ParentMissing => "(parent IS NULL)",
+        KeyPart::ParentText => "parent COLLATE pm_locale",
+        KeyPart::Id => "id COLLATE pm_locale",
+        KeyPart::Path => "path",
+    }
+}
+
+/// Returns the value of an order key in an anchor (`Null` for absent values).
+fn key_value(part: KeyPart, a: &SortAnchor) -> SqlValue {
+    let int = |v: Option<i64>| v.map_or(SqlValue::Null, SqlValue::Integer);
+    let text = |v: &Option<String>| v.clone().map_or(SqlValue::Null, SqlValue::Text);
+    match part {
+        KeyPart::Terminal => SqlValue::Integer(i64::from(a.terminal)),
+        KeyPart::Priority => SqlValue::Integer(a.priority),
+        KeyPart::UpdatedMs => int(a.updated_ms),
+        KeyPart::UpdatedText => SqlValue::Text(a.updated_at.clone()),
+        KeyPart::CreatedMs => int(a.created_ms),
+        KeyPart::CreatedText => text(&a.created_at),
+        KeyPart::DeadlineMissing => SqlValue::Integer(i64::from(a.deadline.is_none())),
+        KeyPart::DeadlineMs => int(a.deadline_ms),
+        KeyPart::DeadlineText => text(&a.deadline),
+        KeyPart::Title => text(&a.title),
+        KeyPart::ParentMissing => SqlValue::Integer(i64::from(a.parent.is_none())),
+        KeyPart::ParentText => text(&a.parent),
+        KeyPart::Id => SqlValue::Text(a.id.clone()),
+        KeyPart::Path => SqlValue::Text(a.path.clone()),
+    }
+}
+
+/// Returns `ORDER BY …` for `sort`.
+pub fn order_by(sort: &Sort) -> String {
+    let keys: Vec<String> = sort
+        .keys()
+        .into_iter()
+        .map(|k| {
+            format!(
+                "{} {}",
+                key_sql(k.part),
+                if k.descending { "DESC" } else { "ASC" }
+            )
+        })
+        .collect();
+    format!("ORDER BY {}", keys.join(", "))
+}
+
+/// Returns the keyset predicate "strictly after `anchor` in `sort` order", with SQL NULLs
+/// ordered first like `None` in the engine.
+fn after_clause(sort: &Sort, anchor: &SortAnchor) -> Clause {
+    let mut ors: Vec<String> = Vec::new();
+    let mut args: Vec<SqlValue> = Vec::new();
+    let mut equal_prefix: Vec<(String, Vec<SqlValue>)> = Vec::new();
+    for key in sort.keys() {
+        let expr = key_sql(key.part);
+        let value = key_value(key.part, anchor);
+        let null = matches!(value, SqlValue::Null);
+        let (beyond, beyond_args): (String, Vec<SqlValue>) = match (key.descending, null) {
+            (false, true) => (format!("{expr} IS NOT NULL"), vec![]),
+            (false, false) => (format!("{expr} > ?"), vec![value.clone()]),
+            (true, true) => ("0".into(), vec![]),
+            (true, false) => (
+                format!("({expr} < ? OR {expr} IS NULL)"),
+                vec![value.clone()],
+            ),
+        };
+        let mut term: Vec<String> = equal_prefix.iter().map(|(s, _)| s.clone()).collect();
+        term.push(beyond);
+        for (_, a) in &equal_prefix {
+            args.extend(a.iter().cloned());
+        }
+        args.extend(beyond_args);
+        ors.push(format!("({})", term.join(" AND ")));
+        let eq = if null {
+            (format!("{expr} IS NULL"), vec![])
+        } else {
+            (format!("{expr} = ?"), vec![value])
+        };
+        equal_prefix.push(eq);
+    }
+    Clause {
+        sql: ors.join(" OR "),
+        args,
+    }
+}
+
+const SUMMARY_COLUMNS: &str = "light_json, path, format, has_body, has_linked_command,
+    n_comments, n_notes, n_learnings, n_files, n_docs, n_tests, n_test_runs";
+
+fn summary_row(r: &rusqlite::Row<'_>, schema: &RuntimeSchema) -> rusqlite::Result<ItemSummary> {
+    let light: String = r.get(0)?;
+    let light: Map<String, Value> = serde_json::from_str(&light).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })?;
+    let format: String = r.get(2)?;
+    let format = if format == ItemFormat::Markdown.extension() {
+        ItemFormat::Markdown
+    } else {
+        ItemFormat::Toon
+    };
+    let facts = ItemFacts {
+        has_body: r.get(3)?,
+        has_linked_command: r.get(4)?,
+        counts: CollectionCounts {
+            comments: r.get(5)?,
+            notes: r.get(6)?,
+            learnings: r.get(7)?,
+            files: r.get(8)?,
+            docs: r.get(9)?,
+            tests: r.get(10)?,
+            test_runs: r.get(11)?,
+        },
+    };
+    Ok(ItemSummary::from_parts(
+        light,
+        facts,
+        r.get(1)?,
+        format,
+        schema,
+    ))
+}
+
+/// Returns the number of matches of `query`.
+///
+/// # Errors
+/// SQLite failures.
+pub fn count(conn: &Connection, query: &Query) -> rusqlite::Result<usize> {
+    let c = where_clause(query);
+    let sql = format!("SELECT COUNT(*) FROM items {}", c.sql);
+    let n: i64 = conn.query_row(&sql, params_from_iter(c.args), |r| r.get(0))?;
+    Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// Returns one page of matches.
+///
+/// # Errors
+/// SQLite failures.
+pub fn list(
+    conn: &Connection,
+    schema: &RuntimeSchema,
+    query: &Query,
+    sort: &Sort,
+    page: &Page,
+) -> rusqlite::Result<PageSlice> {
+    let total = count(conn, query)?;
+    let limit = page.effective_limit(total);
+    let applied_limit = if page.limit.is_none() { limit } else { None };
+    let mut c = where_clause(query);
+    let mut offset = 0usize;
+    match &page.start {
+        PageStart::First => {}
+        PageStart::Offset(n) => offset = *n,
+        PageStart::After(anchor) => {
+            let after = after_clause(sort, anchor);
+            c.and(&after.sql, after.args);
+        }
+    }
+    let mut sql = format!(
+        "SELECT {SUMMARY_COLUMNS} FROM items {} {}",
+        c.sql,
+        order_by(sort)
+    );
+    let fetch = limit.map(|l| l.saturating_add(1));
+    sql.push_str(" LIMIT ? OFFSET ?");
+    c.args.push(SqlValue::Integer(
+        fetch.map_or(-1, |f| i64::try_from(f).unwrap_or(i64::MAX)),
+    ));
+    c.args
+        .push(SqlValue::Integer(i64::try_from(offset).unwrap_or(i64::MAX)));
+    let mut stmt = conn.prepare(&sql)?;
+    let mut items: Vec<ItemSummary> = stmt
+        .query_map(params_from_iter(c.args), |r| summary_row(r, schema))?
+        .collect::<rusqlite::Result<_>>()?;
+    let has_more = limit.is_some_and(|l| items.len() > l);
+    if let Some(l) = limit {
+        items.truncate(l);
+    }
+    let next = if has_more {
+        items.last().map(|last| SortAnchor::of(last, sort))
+    } else {
+        None
+    };
+    Ok(PageSlice {
+        items,
+        total,
+        has_more,
+        next,
+        applied_limit,
+    })
+}
+
+/// Returns every match of `query` in `sort` order.
+///
+/// # Errors
+/// SQLite failures.
+pub fn select(
+    conn: &Connection,
+    schema: &RuntimeSchema,
+    query: &Query,
+    sort: &Sort,
+) -> rusqlite::Result<Vec<ItemSummary>> {
+    let c = where_clause(query);
+    let sql = format!(
+        "SELECT {SUMMARY_COLUMNS} FROM items {} {}",
+        c.sql,
+        order_by(sort)
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    stmt.query_map(params_from_iter(c.args), |r| summary_row(r, schema))?
+        .collect()
+}
+
+/// Returns the `(type, status)` counts of the matches of `query`, sorted by type then status.
+///
+/// # Errors
+/// SQLite failures.
+pub fn counts(conn: &Connection, query: &Query) -> rusqlite::Result<Vec<StatusCount>> {
+    let c = where_clause(query);
+    let sql = format!(
+        "SELECT type, status, COUNT(*) FROM items {} GROUP BY type, status ORDER BY type, status",
+        c.sql
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    stmt.query_map(params_from_iter(c.args), |r| {
+        Ok(StatusCount {
+            item_type: r.get(0)?,
+            status: r.get(1)?,
+            count: usize::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
+        })
+    })?
+    .collect()
+}
+
+/// Returns the completeness recorded in the projection and its unreadable-file notices (path
+/// order, as the scan reports them).
+///
+/// # Errors
+/// SQLite failures.
+pub fn completeness(
+    conn: &Connection,
+) -> rusqlite::Result<(Completeness, Vec<pm_engine::notice::Notice>)> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT path, error_code, error_message FROM sources
+         WHERE kind = 'item' AND error_code IS NOT NULL ORDER BY path",
+    )?;
+    let notices: Vec<pm_engine::notice::Notice> = stmt
+        .query_map([], |r| {
+            Ok(pm_engine::scan::UnreadableFile {
+                path: r.get(0)?,
+                code: r.get(1)?,
+                message: r.get(2)?,
+            }
+            .notice())
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok((Completeness::from_counts(notices.len(), 0), notices))
+}
+
+/// Returns the stored documents (light metadata plus heavy collections, in canonical key order,
+/// and the body) of the given relative paths; `None` for paths without an item row.
+///
+/// # Errors
+/// SQLite failures.
+pub fn documents(
+    conn: &Connection,
+    paths: &[String],
+) -> rusqlite::Result<Vec<Option<pm_engine::item::ItemDoc>>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT i.light_json, c.heavy_json, c.body FROM items i
+         JOIN item_content c ON c.item_key = i.item_key WHERE i.path = ?1",
+    )?;
+    paths
+        .iter()
+        .map(|p| {
+            let row = stmt.query_row([p], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            });
+            match row {
+                Ok((light, heavy, body)) => {
+                    let mut meta: Map<String, Value> =
+                        serde_json::from_str(&light).unwrap_or_default();
+                    if let Some(heavy) = heavy {
+                        let heavy: Map<String, Value> =
+                            serde_json::from_str(&heavy).unwrap_or_default();
+                        meta.extend(heavy);
+                        meta = pm_engine::item::canon::order_metadata(&meta);
+                    }
+                    Ok(Some(pm_engine::item::ItemDoc {
+                        metadata: meta,
+                        body,
+                    }))
+                }
+                Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+        .collect()
+}
+
+/// Returns the ids of items whose text matches an FTS5 query (`MATCH` syntax), best first
+/// (bm25), at most `limit`. An accelerator for similarity lookups; it has no scan equivalent.
+///
+/// # Errors
+/// SQLite failures, including FTS5 syntax errors in `fts_query`.
+pub fn text_match(
+    conn: &Connection,
+    fts_query: &str,
+    limit: usize,
+) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT i.id FROM item_search s JOIN items i ON i.item_key = s.rowid
+         WHERE item_search MATCH ?1 ORDER BY bm25(item_search), i.path LIMIT ?2",
+    )?;
+    stmt.query_map(
+        rusqlite::params![fts_query, i64::try_from(limit).unwrap_or(i64::MAX)],
+        |r| r.get(0),
+    )?
+    .collect()
+}

@@ -1,0 +1,350 @@
+//! Writing projected sources into the database: item rows with their tag, dependency, field,
+//! link, content and full-text rows; source bookkeeping rows; history events. The full build and
+//! incremental applies share these statements, so both store exactly the same thing.
+
+use crate::digest::{Hasher64, to_sql};
+use crate::events::StreamProjection;
+use crate::project::{ItemRecord, Projected, Projection};
+use crate::source::Sig;
+use pm_engine::scan::UnreadableFile;
+use pm_engine::summary::field_match_values;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+/// The stored bookkeeping row of a source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceRow {
+    /// Relative path.
+    pub path: String,
+    /// `item` or `history`.
+    pub kind: String,
+    /// The signature recorded when it was projected.
+    pub sig: Sig,
+    /// Racily clean: re-hash on every read until cleared.
+    pub racy: bool,
+    /// Hash of the content projected.
+    pub content_hash: u64,
+    /// The item row (readable items).
+    pub item_key: Option<i64>,
+    /// Error code (unreadable items and streams).
+    pub error_code: Option<String>,
+    /// Error message.
+    pub error_message: Option<String>,
+    /// History: bytes projected (up to a torn tail).
+    pub projected_len: Option<i64>,
+    /// History: entries projected.
+    pub entry_count: Option<i64>,
+    /// History: hash of the projected bytes.
+    pub prefix_hash: Option<u64>,
+}
+
+/// Reads a source row.
+///
+/// # Errors
+/// SQLite failures.
+pub fn source_row(conn: &Connection, path: &str) -> rusqlite::Result<Option<SourceRow>> {
+    conn.prepare_cached(
+        "SELECT path, kind, size, mtime_ns, ctime_ns, inode, racy, content_hash, item_key,
+                error_code, error_message, projected_len, entry_count, prefix_hash
+         FROM sources WHERE path = ?1",
+    )?
+    .query_row([path], read_source_row)
+    .optional()
+}
+
+/// Maps a `SELECT path, kind, size, … prefix_hash FROM sources` row.
+///
+/// # Errors
+/// Column type mismatches.
+pub fn read_source_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
+    Ok(SourceRow {
+        path: r.get(0)?,
+        kind: r.get(1)?,
+        sig: Sig {
+            size: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
+            mtime_ns: r.get(3)?,
+            ctime_ns: r.get(4)?,
+            inode: crate::digest::from_sql(r.get(5)?),
+        },
+        racy: r.get(6)?,
+        content_hash: r
+            .get::<_, Option<i64>>(7)?
+            .map_or(0, crate::digest::from_sql),
+        item_key: r.get(8)?,
+        error_code: r.get(9)?,
+        error_message: r.get(10)?,
+        projected_len: r.get(11)?,
+        entry_count: r.get(12)?,
+        prefix_hash: r.get::<_, Option<i64>>(13)?.map(crate::digest::from_sql),
+    })
+}
+
+/// Writes one projected source (its rows and its bookkeeping row). The caller has removed any
+/// previous rows of the same path, except history events kept for an append.
+///
+/// Returns the digest contribution of the source.
+///
+/// # Errors
+/// SQLite failures.
+pub fn write_projected(conn: &Connection, p: &Projected) -> rusqlite::Result<u64> {
+    let mut row = SourceRow {
+        path: p.file.rel.clone(),
+        kind: p.file.kind.as_str().to_string(),
+        sig: p.sig,
+        racy: p.racy,
+        content_hash: p.content_hash,
+        item_key: None,
+        error_code: None,
+        error_message: None,
+        projected_len: None,
+        entry_count: None,
+        prefix_hash: None,
+    };
+    match &p.projection {
+        Projection::Vanished => return Ok(0),
+        Projection::Item(record) => row.item_key = Some(insert_item(conn, record)?),
+        Projection::Unreadable(UnreadableFile { code, message, .. }) => {
+            row.error_code = Some(code.clone());
+            row.error_message = Some(message.clone());
+        }
+        Projection::History(stream) => {
+            insert_events(conn, stream)?;
+            row.projected_len = Some(i64::try_from(stream.projected_len).unwrap_or(i64::MAX));
+            row.entry_count = Some(stream.entry_count);
+            row.prefix_hash = Some(stream.prefix_hash);
+            if let Some((code, message)) = &stream.error {
+                row.error_code = Some(code.clone());
+                row.error_message = Some(message.clone());
+            }
+        }
+    }
+    upsert_source(conn, &row)?;
+    Ok(p.sig.contribution(&p.file.rel))
+}
+
+/// Inserts or replaces a source row.
+///
+/// # Errors
+/// SQLite failures.
+pub fn upsert_source(conn: &Connection, row: &SourceRow) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO sources (path, kind, size, mtime_ns, ctime_ns, inode, racy,
+             content_hash, item_key, error_code, error_message, projected_len, entry_count,
+             prefix_hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?
+    .execute(params![
+        row.path,
+        row.kind,
+        i64::try_from(row.sig.size).unwrap_or(i64::MAX),
+        row.sig.mtime_ns,
+        row.sig.ctime_ns,
+        to_sql(row.sig.inode),
+        row.racy,
+        to_sql(row.content_hash),
+        row.item_key,
+        row.error_code,
+        row.error_message,
+        row.projected_len,
+        row.entry_count,
+        row.prefix_hash.map(to_sql),
+    ])?;
+    Ok(())
+}
+
+/// Removes a source and everything projected from it (its item rows, or its events).
+///
+/// Returns the digest contribution the removed row had.
+///
+/// # Errors
+/// SQLite failures.
+pub fn remove_source(
+    conn: &Connection,
+    row: &SourceRow,
+    keep_events: bool,
+) -> rusqlite::Result<u64> {
+    if let Some(key) = row.item_key {
+        delete_item(conn, key)?;
+    }
+    let stream = row
+        .path
+        .strip_prefix("history/")
+        .and_then(|p| p.strip_suffix(".jsonl"));
+    if let Some(stream) = stream.filter(|_| row.kind == "history" && !keep_events) {
+        conn.prepare_cached("DELETE FROM events WHERE stream = ?1")?
+            .execute([stream])?;
+    }
+    conn.prepare_cached("DELETE FROM sources WHERE path = ?1")?
+        .execute([&row.path])?;
+    Ok(row.sig.contribution(&row.path))
+}
+
+fn insert_item(conn: &Connection, record: &ItemRecord) -> rusqlite::Result<i64> {
+    let s = &record.summary;
+    let c = &s.facts.counts;
+    let light = pm_engine::json::to_compact(&Value::Object(s.light.clone()));
+    conn.prepare_cached(
+        "INSERT INTO items (path, format, id, title, type, status, status_class, terminal,
+             priority, parent, assignee, sprint, release, created_at, created_ms, updated_at,
+             updated_ms, deadline, deadline_ms, closed_at, closed_ms, blocked_by, risk,
+             has_confidence, has_estimate, has_acceptance_criteria, has_resolution, has_reviewer,
+             has_body, has_linked_command, n_comments, n_notes, n_learnings, n_files, n_docs,
+             n_tests, n_test_runs, n_deps, light_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33,
+             ?34, ?35, ?36, ?37, ?38, ?39)",
+    )?
+    .execute(params![
+        s.path,
+        format_name(s.format),
+        s.id,
+        s.title,
+        s.item_type,
+        s.status,
+        s.status_class.as_str(),
+        s.is_terminal(),
+        s.priority,
+        s.parent,
+        s.assignee,
+        s.sprint,
+        s.release,
+        s.created_at,
+        s.created_ms,
+        s.updated_at,
+        s.updated_ms,
+        s.deadline,
+        s.deadline_ms,
+        s.closed_at,
+        s.closed_ms,
+        s.blocked_by,
+        s.risk,
+        s.confidence.is_some(),
+        s.estimated_minutes.is_some(),
+        s.has_acceptance_criteria,
+        s.has_resolution,
+        s.has_reviewer,
+        s.facts.has_body,
+        s.facts.has_linked_command,
+        c.comments,
+        c.notes,
+        c.learnings,
+        c.files,
+        c.docs,
+        c.tests,
+        c.test_runs,
+        i64::try_from(s.dependencies.len()).unwrap_or(i64::MAX),
+        light,
+    ])?;
+    let key = conn.last_insert_rowid();
+    let mut tag =
+        conn.prepare_cached("INSERT OR IGNORE INTO item_tags (item_key, tag) VALUES (?1, ?2)")?;
+    for t in &s.tags {
+        tag.execute(params![key, pm_engine::query::tag_key(t)])?;
+    }
+    let mut dep = conn.prepare_cached(
+        "INSERT INTO item_deps (item_key, position, target_id, kind) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (i, d) in s.dependencies.iter().enumerate() {
+        dep.execute(params![key, i as i64, d.id, d.kind])?;
+    }
+    let mut field = conn.prepare_cached(
+        "INSERT OR IGNORE INTO item_fields (item_key, key, value) VALUES (?1, ?2, ?3)",
+    )?;
+    for (k, v) in &s.fields {
+        for value in field_match_values(v) {
+            field.execute(params![key, k, value])?;
+        }
+    }
+    for (table, links) in [("item_files", &record.files), ("item_docs", &record.docs)] {
+        let mut link = conn.prepare_cached(&format!(
+            "INSERT INTO {table} (item_key, position, path, scope, note) VALUES (?1, ?2, ?3, ?4, ?5)"
+        ))?;
+        for (i, l) in links.iter().enumerate() {
+            link.execute(params![key, i as i64, l.path, l.scope, l.note])?;
+        }
+    }
+    conn.prepare_cached(
+        "INSERT INTO item_content (item_key, body, heavy_json) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![key, record.body, record.heavy])?;
+    conn.prepare_cached(
+        "INSERT INTO item_search (rowid, title, description, tags, body, annotations)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        key,
+        s.title,
+        s.light
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+        s.tags.join(" "),
+        record.body,
+        record.annotations,
+    ])?;
+    Ok(key)
+}
+
+fn delete_item(conn: &Connection, key: i64) -> rusqlite::Result<()> {
+    for table in [
+        "items",
+        "item_tags",
+        "item_deps",
+        "item_fields",
+        "item_files",
+        "item_docs",
+        "item_content",
+    ] {
+        conn.prepare_cached(&format!("DELETE FROM {table} WHERE item_key = ?1"))?
+            .execute([key])?;
+    }
+    conn.prepare_cached("DELETE FROM item_search WHERE rowid = ?1")?
+        .execute([key])?;
+    Ok(())
+}
+
+fn insert_events(conn: &Connection, stream: &StreamProjection) -> rusqlite::Result<()> {
+    let mut insert = conn.prepare_cached(
+        "INSERT OR REPLACE INTO events (stream, position, ts, author, op, agent_harness,
+             agent_instance, message, patch_count, entry_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for e in &stream.events {
+        insert.execute(params![
+            e.stream,
+            e.position,
+            e.ts,
+            e.author,
+            e.op,
+            e.agent_harness,
+            e.agent_instance,
+            e.message,
+            e.patch_count,
+            e.entry_json,
+        ])?;
+    }
+    Ok(())
+}
+
+/// Returns the stored name of a format.
+pub fn format_name(format: pm_engine::item::ItemFormat) -> &'static str {
+    format.extension()
+}
+
+/// Sets a `meta` value.
+///
+/// # Errors
+/// SQLite failures.
+pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")?
+        .execute([key, value])?;
+    Ok(())
+}
+
+/// Returns the fingerprint of a runtime schema: what a projection was derived under.
+pub fn schema_fingerprint(schema: &pm_engine::schema::RuntimeSchema) -> String {
+    let mut h = Hasher64::new();
+    h.write_u64(u64::from(crate::schema::PROJECTION_VERSION));
+    h.write(format!("{schema:?}").as_bytes());
+    format!("{:016x}", h.finish())
+}

@@ -1,0 +1,342 @@
+//! The authoritative files the projection is built from (item files and history streams), their
+//! stat signatures, and the order-independent digest that lets a read confirm in one comparison
+//! that nothing changed since the last build or apply.
+
+use crate::digest::Hasher64;
+use pm_engine::notice::Notice;
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::summary::relative_path;
+use pm_engine::tracker::{ItemFileRef, ItemFormat, Tracker};
+use pm_engine::{IoResultExt, Result};
+use rayon::prelude::*;
+use std::fs::Metadata;
+use std::io::ErrorKind;
+use std::path::Path;
+use std::path::PathBuf;
+
+/// What a source file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SourceKind {
+    /// An item file in a registered type folder.
+    Item,
+    /// A history stream `history/<id>.jsonl`.
+    History,
+}
+
+impl SourceKind {
+    /// Returns the name stored in `sources.kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Item => "item",
+            SourceKind::History => "history",
+        }
+    }
+
+    /// Parses a stored kind.
+    pub fn parse(s: &str) -> Option<SourceKind> {
+        match s {
+            "item" => Some(SourceKind::Item),
+            "history" => Some(SourceKind::History),
+            _ => None,
+        }
+    }
+}
+
+/// The stat signature of a file: any write changes at least one field (`ctime` cannot be set
+/// back by tools that restore `mtime`; `inode` changes when a file is replaced by rename).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sig {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, ns since the epoch.
+    pub mtime_ns: i64,
+    /// Status-change time, ns since the epoch.
+    pub ctime_ns: i64,
+    /// Inode number.
+    pub inode: u64,
+}
+
+impl Sig {
+    /// Returns the signature of stat results.
+    #[cfg(unix)]
+    pub fn of(meta: &Metadata) -> Sig {
+        use std::os::unix::fs::MetadataExt;
+        Sig {
+            size: meta.size(),
+            mtime_ns: meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
+            ctime_ns: meta.ctime().saturating_mul(1_000_000_000) + meta.ctime_nsec(),
+            inode: meta.ino(),
+        }
+    }
+
+    /// Returns the signature of stat results (size and mtime only off Unix).
+    #[cfg(not(unix))]
+    pub fn of(meta: &Metadata) -> Sig {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        Sig {
+            size: meta.len(),
+            mtime_ns,
+            ctime_ns: mtime_ns,
+            inode: 0,
+        }
+    }
+
+    /// Returns this file's contribution to the sources digest.
+    pub fn contribution(&self, rel: &str) -> u64 {
+        let mut h = Hasher64::new();
+        h.write(rel.as_bytes());
+        h.write_u64(self.size);
+        h.write_u64(self.mtime_ns as u64);
+        h.write_u64(self.ctime_ns as u64);
+        h.write_u64(self.inode);
+        h.finish()
+    }
+}
+
+/// One authoritative file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceFile {
+    /// Tracker-relative path with `/` separators (the `sources` key).
+    pub rel: String,
+    /// Absolute path.
+    pub abs: PathBuf,
+    /// What it holds.
+    pub kind: SourceKind,
+    /// The item file reference (items only).
+    pub item: Option<ItemFileRef>,
+}
+
+impl SourceFile {
+    /// Returns the stream id of a history file (`history/<id>.jsonl` → `<id>`).
+    pub fn stream_id(&self) -> Option<&str> {
+        self.rel.strip_prefix("history/")?.strip_suffix(".jsonl")
+    }
+}
+
+/// Every source file of a tracker, as the scan path enumerates them.
+#[derive(Clone, Debug, Default)]
+pub struct SourceSet {
+    /// Item files (registry folder order, names sorted), then history streams (sorted).
+    pub files: Vec<SourceFile>,
+    /// Type folders that exist but cannot be listed.
+    pub unreadable_dirs: Vec<Notice>,
+}
+
+/// Lists every item file (exactly the files `Tracker::item_files` gives the scan) and every
+/// `history/*.jsonl` stream.
+///
+/// # Errors
+/// `Error::Io` when an entry cannot be inspected or `history/` cannot be listed.
+pub fn enumerate(tracker: &Tracker, schema: &RuntimeSchema) -> Result<SourceSet> {
+    let items = tracker.item_files(&schema.types)?;
+    let mut files: Vec<SourceFile> = items
+        .files
+        .into_iter()
+        .map(|item| SourceFile {
+            rel: relative_path(&item),
+            abs: item.path.clone(),
+            kind: SourceKind::Item,
+            item: Some(item),
+        })
+        .collect();
+    let history = tracker.history_dir();
+    match std::fs::read_dir(&history) {
+        Ok(entries) => {
+            let mut streams = Vec::new();
+            for entry in entries {
+                let entry = entry.at(&history)?;
+                if entry.file_type().at(entry.path())?.is_dir() {
+                    continue;
+                }
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else { continue };
+                if name.len() > ".jsonl".len() && name.ends_with(".jsonl") {
+                    streams.push(SourceFile {
+                        rel: format!("history/{name}"),
+                        abs: entry.path(),
+                        kind: SourceKind::History,
+                        item: None,
+                    });
+                }
+            }
+            streams.sort_by(|a, b| a.rel.cmp(&b.rel));
+            files.extend(streams);
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(e).at(&history),
+    }
+    Ok(SourceSet {
+        files,
+        unreadable_dirs: items.notices,
+    })
+}
+
+/// The result of a stat sweep.
+#[derive(Clone, Debug, Default)]
+pub struct Sweep {
+    /// Every source that could be stat'ed, with its signature (enumeration order).
+    pub files: Vec<(SourceFile, Sig)>,
+    /// Type folders that could not be listed.
+    pub unreadable_dirs: Vec<Notice>,
+    /// Wrapping sum of every file's [`Sig::contribution`].
+    pub digest: u64,
+}
+
+/// Enumerates the sources and stats them in parallel (a file that vanished in between is left
+/// out, exactly as if it had not been listed).
+///
+/// # Errors
+/// As [`enumerate`].
+pub fn sweep(tracker: &Tracker, schema: &RuntimeSchema) -> Result<Sweep> {
+    let set = enumerate(tracker, schema)?;
+    let files: Vec<(SourceFile, Sig)> = set
+        .files
+        .into_par_iter()
+        .filter_map(|file| {
+            let meta = std::fs::metadata(&file.abs).ok()?;
+            meta.is_file().then(|| {
+                let sig = Sig::of(&meta);
+                (file, sig)
+            })
+        })
+        .collect();
+    let digest = files
+        .iter()
+        .fold(0u64, |acc, (f, s)| acc.wrapping_add(s.contribution(&f.rel)));
+    Ok(Sweep {
+        files,
+        unreadable_dirs: set.unreadable_dirs,
+        digest,
+    })
+}
+
+/// The digest of every source file, computed folder by folder without keeping the file list
+/// (the fast path of the freshness check: bounded memory at any tracker size).
+#[derive(Clone, Debug, Default)]
+pub struct DigestSweep {
+    /// Wrapping sum of every file's [`Sig::contribution`].
+    pub digest: u64,
+    /// Files seen.
+    pub count: usize,
+    /// Type folders that could not be listed.
+    pub unreadable_dirs: Vec<Notice>,
+}
+
+/// Computes the sources digest with the same file selection as [`enumerate`] and the same
+/// signatures as [`sweep`], statting each folder's entries in parallel relative to the folder.
+///
+/// # Errors
+/// `Error::Io` when `history/` or an entry cannot be inspected.
+pub fn digest_sweep(tracker: &Tracker, schema: &RuntimeSchema) -> Result<DigestSweep> {
+    let mut out = DigestSweep::default();
+    let mut folders: Vec<(String, bool)> = schema
+        .types
+        .folders()
+        .into_iter()
+        .map(|(folder, _)| (folder.to_string(), true))
+        .collect();
+    folders.push(("history".to_string(), false));
+    for (folder, is_items) in folders {
+        let dir = tracker.root().join(&folder);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Err(e) if is_items => {
+                out.unreadable_dirs.push(Notice::new(
+                    format!("item_list_directory_read_failed:{folder}"),
+                    format!("{}: {e}", dir.display()),
+                ));
+                continue;
+            }
+            Err(e) => return Err(e).at(&dir),
+        };
+        let mut listed = Vec::new();
+        for entry in entries {
+            listed.push(entry.at(&dir)?);
+        }
+        let (sum, count) = listed
+            .par_iter()
+            .map(|entry| {
+                let Ok(kind) = entry.file_type() else {
+                    return (0u64, 0usize);
+                };
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else {
+                    return (0, 0);
+                };
+                let wanted = !kind.is_dir()
+                    && if is_items {
+                        pm_engine::item::ItemFormat::split_file_name(name).is_some()
+                    } else {
+                        name.len() > ".jsonl".len() && name.ends_with(".jsonl")
+                    };
+                if !wanted {
+                    return (0, 0);
+                }
+                let meta = if kind.is_symlink() {
+                    std::fs::metadata(entry.path())
+                } else {
+                    entry.metadata()
+                };
+                match meta {
+                    Ok(m) if m.is_file() => {
+                        (Sig::of(&m).contribution(&format!("{folder}/{name}")), 1)
+                    }
+                    _ => (0, 0),
+                }
+            })
+            .reduce(|| (0, 0), |a, b| (a.0.wrapping_add(b.0), a.1 + b.1));
+        out.digest = out.digest.wrapping_add(sum);
+        out.count += count;
+    }
+    Ok(out)
+}
+
+/// Returns the source file of a tracker-relative item path, if it is one.
+pub fn item_ref(tracker: &Tracker, schema: &RuntimeSchema, rel: &str) -> Option<ItemFileRef> {
+    let (folder, name) = rel.rsplit_once('/')?;
+    let (format, stem) = ItemFormat::split_file_name(name)?;
+    let type_name = schema
+        .types
+        .folders()
+        .into_iter()
+        .find(|(f, _)| *f == folder)?
+        .1
+        .to_string();
+    Some(ItemFileRef {
+        type_name,
+        folder: folder.to_string(),
+        path: tracker.root().join(folder).join(name),
+        stem: stem.to_string(),
+        format,
+    })
+}
+
+/// Returns the source file of an absolute path inside the tracker, if it is one.
+pub fn source_for(tracker: &Tracker, schema: &RuntimeSchema, abs: &Path) -> Option<SourceFile> {
+    let rel = abs.strip_prefix(tracker.root()).ok()?;
+    let rel = rel
+        .components()
+        .map(|c| c.as_os_str().to_str())
+        .collect::<Option<Vec<_>>>()?
+        .join("/");
+    if let Some(name) = rel.strip_prefix("history/") {
+        return (name.ends_with(".jsonl") && !name.contains('/')).then(|| SourceFile {
+            rel: rel.clone(),
+            abs: abs.to_path_buf(),
+            kind: SourceKind::History,
+            item: None,
+        });
+    }
+    let item = item_ref(tracker, schema, &rel)?;
+    Some(SourceFile {
+        rel,
+        abs: abs.to_path_buf(),
+        kind: SourceKind::Item,
+        item: Some(item),
+    })
+}

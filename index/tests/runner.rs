@@ -1,0 +1,8 @@
+//! The single integration-test binary of pm-index; every `tests/test_*.rs` is declared here.
+
+#[allow(dead_code)]
+mod fixture;
+
+mod test_equivalence;
+mod test_faults;
+mod test_freshness;

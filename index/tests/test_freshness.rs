@@ -1,0 +1,196 @@
+//! Freshness: every kind of external change is seen by the next read, answered from the index
+//! (repaired incrementally), and equal to a scan.
+
+use crate::fixture::{Fixture, TestResult, assert_same_listing, history_line, ids, item, schema};
+use pm_engine::query::{Page, Query, Sort, Source};
+use pm_index::EventQuery;
+use serde_json::json;
+use std::fs::FileTimes;
+
+fn list_ids(
+    f: &Fixture,
+    schema: &pm_engine::schema::RuntimeSchema,
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let index = f.index(schema);
+    let listing = index.list(&Query::all(), &Sort::default(), &Page::all())?;
+    assert_eq!(listing.source, Source::Index, "{:?}", listing.notices);
+    let scan = f
+        .scan_index(schema)
+        .list(&Query::all(), &Sort::default(), &Page::all())?;
+    assert_same_listing(&listing, &scan, "after change");
+    Ok(ids(&listing))
+}
+
+fn seeded() -> Result<Fixture, Box<dyn std::error::Error>> {
+    let f = Fixture::new()?;
+    for (id, p) in [("pm-a", 1), ("pm-b", 2), ("pm-c", 3)] {
+        f.write_item("tasks", item(id, json!({"priority": p})), "")?;
+    }
+    f.append_history(
+        "pm-a",
+        &[history_line("2026-01-01T00:00:00.000Z", "ann", "create")],
+    )?;
+    Ok(f)
+}
+
+#[test]
+fn in_place_edit_with_same_size_and_restored_mtime_is_seen() -> TestResult {
+    let schema = schema();
+    let f = seeded()?;
+    assert_eq!(list_ids(&f, &schema)?, ["pm-a", "pm-b", "pm-c"]);
+    let path = f.root().join("tasks/pm-c.toon");
+    let before = std::fs::metadata(&path)?;
+    let text = std::fs::read_to_string(&path)?;
+    let edited = text.replace("priority: 3", "priority: 0");
+    assert_eq!(edited.len(), text.len());
+    pm_engine::atomic::write(&path, edited.as_bytes())?;
+    // Restore the old mtime on the (renamed-over) file: only ctime/inode can tell.
+    let file = std::fs::File::options().write(true).open(&path)?;
+    file.set_times(FileTimes::new().set_modified(before.modified()?))?;
+    assert_eq!(list_ids(&f, &schema)?, ["pm-c", "pm-a", "pm-b"]);
+    Ok(())
+}
+
+#[test]
+fn in_place_overwrite_without_rename_is_seen() -> TestResult {
+    use std::io::{Seek, SeekFrom, Write};
+    let schema = schema();
+    let f = seeded()?;
+    list_ids(&f, &schema)?;
+    let path = f.root().join("tasks/pm-b.toon");
+    let before = std::fs::metadata(&path)?;
+    let text = std::fs::read_to_string(&path)?;
+    let edited = text.replace("priority: 2", "priority: 0");
+    let mut file = std::fs::File::options().write(true).open(&path)?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(edited.as_bytes())?;
+    file.set_times(FileTimes::new().set_modified(before.modified()?))?;
+    drop(file);
+    assert_eq!(std::fs::metadata(&path)?.len(), before.len());
+    assert_eq!(list_ids(&f, &schema)?, ["pm-b", "pm-a", "pm-c"]);
+    Ok(())
+}
+
+#[test]
+fn added_removed_and_renamed_files_are_seen() -> TestResult {
+    let schema = schema();
+    let f = seeded()?;
+    list_ids(&f, &schema)?;
+    f.write_item("tasks", item("pm-d", json!({"priority": 0})), "")?;
+    assert_eq!(list_ids(&f, &schema)?, ["pm-d", "pm-a", "pm-b", "pm-c"]);
+    std::fs::remove_file(f.root().join("tasks/pm-a.toon"))?;
+    assert_eq!(list_ids(&f, &schema)?, ["pm-d", "pm-b", "pm-c"]);
+    // Replace by rename (a `git checkout` style write) with different content.
+    let tmp = f.root().join("tasks/.tmp-pm-b");
+    let text = std::fs::read_to_string(f.root().join("tasks/pm-b.toon"))?
+        .replace("priority: 2", "priority: 4");
+    pm_engine::atomic::write(&tmp, text.as_bytes())?;
+    pm_engine::atomic::write(&f.root().join("tasks/pm-b.toon"), text.as_bytes())?;
+    std::fs::remove_file(tmp)?;
+    assert_eq!(list_ids(&f, &schema)?, ["pm-d", "pm-c", "pm-b"]);
+    Ok(())
+}
+
+#[test]
+fn history_appended_by_another_process_is_seen() -> TestResult {
+    let schema = schema();
+    let f = seeded()?;
+    let index = f.index(&schema);
+    let first = index.events(&EventQuery::default())?;
+    assert_eq!(first.events.len(), 1);
+    f.append_history(
+        "pm-a",
+        &[history_line("2026-01-02T00:00:00.000Z", "bob", "update")],
+    )?;
+    f.append_history(
+        "pm-b",
+        &[history_line("2026-01-03T00:00:00.000Z", "cid", "create")],
+    )?;
+    let page = index.events(&EventQuery::default())?;
+    assert_eq!(page.source, Source::Index);
+    let got: Vec<(String, i64, String)> = page
+        .events
+        .iter()
+        .map(|e| (e.stream.clone(), e.position, e.author.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("pm-a".to_string(), 0, "ann".to_string()),
+            ("pm-a".to_string(), 1, "bob".to_string()),
+            ("pm-b".to_string(), 0, "cid".to_string()),
+        ]
+    );
+    let scan = f.scan_index(&schema).events(&EventQuery::default())?;
+    assert_eq!(page.events, scan.events);
+    Ok(())
+}
+
+#[test]
+fn deleting_runtime_changes_no_answer() -> TestResult {
+    let schema = schema();
+    let f = seeded()?;
+    let before = list_ids(&f, &schema)?;
+    std::fs::remove_dir_all(f.tracker.runtime_dir())?;
+    assert_eq!(list_ids(&f, &schema)?, before);
+    Ok(())
+}
+
+#[test]
+fn commit_observer_applies_exactly_the_committed_paths() -> TestResult {
+    let schema = schema();
+    let f = seeded()?;
+    let index = f.index(&schema);
+    list_ids(&f, &schema)?;
+    let written = f.write_item("tasks", item("pm-d", json!({"priority": 0})), "")?;
+    let appended = f.append_history(
+        "pm-d",
+        &[history_line("2026-01-05T00:00:00.000Z", "ann", "create")],
+    )?;
+    std::fs::remove_file(f.root().join("tasks/pm-c.toon"))?;
+    index.observe(&pm_engine::commit::Commit {
+        ids: vec!["pm-d".into(), "pm-c".into()],
+        written: vec![written],
+        removed: vec![f.root().join("tasks/pm-c.toon")],
+        appended: vec![appended],
+    });
+    let health = index.health();
+    assert_eq!(health.pending_changes, Some(0), "{health:?}");
+    assert_eq!(health.items, Some(3));
+    assert_eq!(list_ids(&f, &schema)?, ["pm-d", "pm-a", "pm-b"]);
+    Ok(())
+}
+
+#[test]
+fn documents_and_text_match_come_from_the_index() -> TestResult {
+    let schema = schema();
+    let f = Fixture::new()?;
+    f.write_item(
+        "tasks",
+        item(
+            "pm-a",
+            json!({"comments": [{"created_at": "2026-01-01T00:00:00.000Z", "author": "ann", "text": "zebra note"}]}),
+        ),
+        "A body about giraffes",
+    )?;
+    let index = f.index(&schema);
+    let paths = vec![
+        "tasks/pm-a.toon".to_string(),
+        "tasks/missing.toon".to_string(),
+    ];
+    let (docs, source) = index.documents(&paths)?;
+    assert_eq!(source, Source::Index);
+    let (scanned, _) = f.scan_index(&schema).documents(&paths)?;
+    assert_eq!(docs, scanned);
+    assert!(docs[0].is_some() && docs[1].is_none());
+    assert_eq!(
+        index.text_match("giraffes", 10),
+        Some(vec!["pm-a".to_string()])
+    );
+    assert_eq!(
+        index.text_match("zebra", 10),
+        Some(vec!["pm-a".to_string()])
+    );
+    assert_eq!(f.scan_index(&schema).text_match("zebra", 10), None);
+    Ok(())
+}
