@@ -13,6 +13,7 @@ use pm_engine::tracker::Tracker;
 use pm_engine::{Error, IoResultExt, Result};
 
 use crate::args::GlobalArgs;
+use crate::read_output::ReadOutputRequest;
 use crate::render::Format;
 
 /// The environment variables pm reads, captured once at start-up.
@@ -110,6 +111,9 @@ pub struct Ctx {
     pub home: Option<PathBuf>,
     /// `NO_COLOR` is set (pm prints no colour anyway).
     pub no_color: bool,
+    /// The validated universal read-output controls (`--output-*`); set by `run()` once the
+    /// command is known.
+    pub read_output: ReadOutputRequest,
 }
 
 impl Ctx {
@@ -182,6 +186,7 @@ impl Ctx {
             global_path,
             home,
             no_color: env.no_color.is_some_and(|v| !v.is_empty()),
+            read_output: ReadOutputRequest::default(),
             cwd,
         })
     }

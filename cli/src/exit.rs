@@ -76,6 +76,14 @@ unknown_command invalid_argument 2
 missing_required_argument invalid_argument 2
 unexpected_argument invalid_argument 2
 conflicting_arguments invalid_argument 2
+read_output_cursor_invalid invalid_argument 2
+read_output_cursor_command_mismatch invalid_argument 2
+read_output_cursor_stale invalid_argument 2
+invalid_read_output_session invalid_argument 2
+invalid_query_cursor invalid_argument 2
+unknown_context_intent invalid_argument 2
+missing_required_option invalid_argument 2
+command_failed invalid_argument 2
 "
         );
     }

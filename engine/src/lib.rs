@@ -23,5 +23,5 @@ pub mod timestamp;
 pub mod toon;
 pub mod tracker;
 
-pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, Result, UsageKind};
+pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, ReadOutputRefusal, Result, UsageKind};
 pub use notice::Notice;

@@ -12,6 +12,8 @@ pub use init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init};
 pub use r#where::{WhereArgs, WhereOutput, cmd_where};
 
 use crate::ctx::Ctx;
+use crate::exit;
+use crate::read_output::{CommandKind, Finished};
 use crate::render::{Format, render, render_summarized};
 
 /// pm's subcommands. Variants carry no doc comment: the help text is the one on `XxxArgs`.
@@ -30,6 +32,14 @@ impl Command {
             Command::Where(_) => "where",
         }
     }
+
+    /// Returns whether the command is a read surface (the universal `--output-*` controls
+    /// apply), a read surface in a mutation mode, or neither.
+    pub fn read_kind(&self) -> CommandKind {
+        match self {
+            Command::Init(_) | Command::Where(_) => CommandKind::NotRead,
+        }
+    }
 }
 
 /// The result of any command.
@@ -44,6 +54,9 @@ pub enum CommandOutput {
     },
     /// `pm where`.
     Where(WhereOutput),
+    /// A read surface's result after the read-output layer (`read_output::finish_read`),
+    /// printed in the encoding it was measured in.
+    Read(Finished),
 }
 
 impl CommandOutput {
@@ -62,6 +75,15 @@ impl CommandOutput {
                 verbose: true,
             } => render(&**output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
+            CommandOutput::Read(finished) => render(&finished.value, finished.format, out),
+        }
+    }
+
+    /// Returns the exit code of a successful run: 0, or 2 for a read omitted for its budget.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CommandOutput::Read(finished) => finished.exit_code,
+            _ => exit::SUCCESS,
         }
     }
 }
