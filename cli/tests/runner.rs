@@ -8,5 +8,6 @@ mod test_forgotten_files;
 mod test_help;
 mod test_init;
 mod test_not_in_project;
+mod test_read_output;
 mod test_usage_errors;
 mod test_where;

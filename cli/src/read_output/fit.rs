@@ -69,8 +69,9 @@ pub struct Plan<'a> {
     pub producer: Option<ProducerCursor>,
     /// Length of `items` before the amount bound.
     pub items_before: Option<usize>,
-    /// Whether `has_more`, `truncated` and `next_cursor` were in the envelope before receipts.
-    pub base_keys: [bool; 3],
+    /// `has_more`, `truncated`, `next_cursor` and `applied_limit` as the envelope held them
+    /// before receipts (absent keys are absent here).
+    pub base_keys: Map<String, Value>,
     /// Whether a standard `get` may fall back to its brief projection.
     pub brief_fallback: bool,
     /// Rows a collection keeps at least (assurance: its non-passing assertions).
@@ -94,7 +95,8 @@ struct Progress {
     measured_before: u64,
 }
 
-const CONTINUATION_KEYS: [&str; 3] = ["has_more", "truncated", "next_cursor"];
+/// Keys the layer sets when it withholds rows, in the order it appends new ones.
+pub const CONTINUATION_KEYS: [&str; 3] = ["has_more", "truncated", "next_cursor"];
 
 /// Measures `env` as printed in `format`.
 pub fn measure_map(env: &mut Map<String, Value>, format: Format) -> u64 {
@@ -273,10 +275,13 @@ impl Plan<'_> {
         ] {
             env.shift_remove(key);
         }
-        for (key, existed) in CONTINUATION_KEYS.iter().zip(self.base_keys) {
-            if !existed {
-                env.shift_remove(*key);
+        for key in CONTINUATION_KEYS {
+            if !self.base_keys.contains_key(key) {
+                env.shift_remove(key);
             }
+        }
+        for (key, value) in &self.base_keys {
+            set(env, key, value.clone());
         }
         if env.get("count").is_some_and(Value::is_number) {
             let count = rows::count_rows(env, self.contract);
@@ -321,7 +326,7 @@ impl Plan<'_> {
                 2 => next_cursor.clone().map(Value::String),
                 _ => cut.then_some(Value::Bool(true)),
             };
-            match (value, self.base_keys[i]) {
+            match (value, self.base_keys.contains_key(*key)) {
                 (Some(v), true) => set(env, key, v),
                 (Some(v), false) => appended.push((key, v)),
                 (None, _) => {}

@@ -245,7 +245,11 @@ pub fn finish_read(
         continued,
         producer: continuation::ProducerCursor::of(&env, meta.after.as_deref()),
         items_before,
-        base_keys: ["has_more", "truncated", "next_cursor"].map(|k| env.contains_key(k)),
+        base_keys: fit::CONTINUATION_KEYS
+            .iter()
+            .chain(&["applied_limit"])
+            .filter_map(|k| Some(((*k).to_owned(), env.get(*k)?.clone())))
+            .collect(),
         brief_fallback: meta.brief_fallback
             && surface == Surface::Get
             && request.selectors(surface).is_empty()
