@@ -9,5 +9,6 @@ mod test_help;
 mod test_init;
 mod test_not_in_project;
 mod test_read_output;
+mod test_read_output_props;
 mod test_usage_errors;
 mod test_where;
