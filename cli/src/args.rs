@@ -59,6 +59,39 @@ pub struct GlobalArgs {
     /// Refuse a mutation unless the item is at this revision: <item_hash> or <id>=<item_hash>
     #[arg(long, global = true, value_name = "HASH")]
     pub expect_hash: Vec<String>,
+    /// Keep only these row fields, sections or projection modes of a read (comma-separated)
+    #[arg(long, global = true, value_name = "CSV")]
+    pub output_include: Option<String>,
+
+    /// Bound every row collection of a read to N rows, or unbounded
+    #[arg(
+        long,
+        global = true,
+        value_name = "N|unbounded",
+        allow_negative_numbers = true
+    )]
+    pub output_limit: Option<String>,
+
+    /// Fit a read into N estimated tokens (ceil(bytes/4) of the printed output), or unbounded
+    #[arg(
+        long,
+        global = true,
+        value_name = "N|unbounded",
+        allow_negative_numbers = true
+    )]
+    pub output_budget: Option<String>,
+
+    /// Share a token budget and served items across reads (JSON from read_session.next_state)
+    #[arg(long, global = true, value_name = "JSON")]
+    pub output_session: Option<String>,
+
+    /// Continue a row collection a budget or limit cut short (a read's next_cursor)
+    #[arg(long, global = true, value_name = "CURSOR")]
+    pub output_cursor: Option<String>,
+
+    /// Print the row contract of a read (row paths, jq selector, TOON encoding)
+    #[arg(long, global = true)]
+    pub output_row_contract: bool,
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use pm_engine::tracker::Tracker;
 use pm_engine::{Error, IoResultExt, Result};
 
 use crate::args::GlobalArgs;
+use crate::read_output::ReadOutputRequest;
 use crate::render::Format;
 
 /// The environment variables pm reads, captured once at start-up.
@@ -121,6 +122,9 @@ pub struct Ctx {
     pub expect_hash: Vec<String>,
     /// `PM_FAULT_POINT` (test-only fault injection), when set.
     pub fault_point: Option<String>,
+    /// The validated universal read-output controls (`--output-*`); set by `run()` once the
+    /// command is known.
+    pub read_output: ReadOutputRequest,
 }
 
 impl Ctx {
@@ -208,6 +212,7 @@ impl Ctx {
             env_author,
             expect_hash: global.expect_hash.clone(),
             fault_point: non_empty(env.pm_fault_point.as_deref()),
+            read_output: ReadOutputRequest::default(),
             cwd,
         })
     }

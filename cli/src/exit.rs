@@ -86,6 +86,14 @@ item_not_claimed conflict 4
 ownership_conflict conflict 4
 dependency_target_unresolved not_found 3
 mutation_torn io 1
+read_output_cursor_invalid invalid_argument 2
+read_output_cursor_command_mismatch invalid_argument 2
+read_output_cursor_stale invalid_argument 2
+invalid_read_output_session invalid_argument 2
+invalid_query_cursor invalid_argument 2
+unknown_context_intent invalid_argument 2
+missing_required_option invalid_argument 2
+command_failed invalid_argument 2
 "
         );
     }

@@ -8,6 +8,7 @@ pub mod exit;
 pub mod failure;
 pub mod mutation;
 pub mod progress;
+pub mod read_output;
 pub mod render;
 
 use std::ffi::OsString;
@@ -19,6 +20,7 @@ use clap::Parser;
 use crate::args::Cli;
 use crate::ctx::{Ctx, Environment};
 use crate::failure::{Invocation, ParseOutcome};
+use crate::read_output::ReadOutputRequest;
 use crate::render::Format;
 
 /// Runs pm with the process arguments and environment and returns the exit code.
@@ -67,7 +69,9 @@ pub fn run_with(
     };
     inv.set_command(cli.command.name());
     let fallback_format = Format::resolve(cli.global.output_format, cli.global.json, None);
-    let ctx = match Ctx::new(&cli.global, env) {
+    let read_output =
+        ReadOutputRequest::parse(&cli.global, cli.command.name(), cli.command.read_kind());
+    let mut ctx = match Ctx::new(&cli.global, env) {
         Ok(ctx) => ctx,
         Err(error) => {
             return failure::report(
@@ -80,6 +84,10 @@ pub fn run_with(
             );
         }
     };
+    ctx.read_output = match read_output {
+        Ok(request) => request,
+        Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
+    };
     let output = match commands::dispatch(&ctx, &cli.command) {
         Ok(output) => output,
         Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
@@ -90,13 +98,11 @@ pub fn run_with(
             let _ = writeln!(stderr, "warning:{warning}");
         }
     }
+    let code = output.exit_code();
     if ctx.quiet {
-        return output.exit_code();
+        return code;
     }
-    match finish(output.write(ctx.format, stdout), &inv, stdout, stderr) {
-        exit::SUCCESS => output.exit_code(),
-        code => code,
-    }
+    finish_with(code, output.write(ctx.format, stdout), &inv, stdout, stderr)
 }
 
 /// Maps the result of writing a successful result to the exit code: a broken pipe is a quiet
@@ -107,9 +113,21 @@ fn finish(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> u8 {
+    finish_with(exit::SUCCESS, written, inv, stdout, stderr)
+}
+
+/// As [`finish`], with `code` as the exit code of a complete write (a read omitted for its
+/// budget exits 2 after printing the omission document).
+fn finish_with(
+    code: u8,
+    written: io::Result<()>,
+    inv: &Invocation,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
     match written.and_then(|()| stdout.flush()) {
-        Ok(()) => exit::SUCCESS,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => exit::SUCCESS,
+        Ok(()) => code,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => code,
         Err(source) => {
             let error = pm_engine::Error::Io {
                 path: "<stdout>".into(),

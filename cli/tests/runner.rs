@@ -14,6 +14,8 @@ mod test_index_commands;
 mod test_init;
 mod test_mutations;
 mod test_not_in_project;
+mod test_read_output;
+mod test_read_output_props;
 mod test_sample_tracker;
 mod test_transcript;
 mod test_usage_errors;

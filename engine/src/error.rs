@@ -237,6 +237,24 @@ pub enum Error {
         detail: String,
     },
 
+    /// A universal read-output control (`--output-*`), a query cursor (`--after`) or a context
+    /// intent (`--for`, `--token-budget`) was refused; the message is pm's wording.
+    #[error("{message}")]
+    ReadOutput {
+        /// Which refusal it is; selects the error code.
+        kind: ReadOutputRefusal,
+        /// pm's exact sentence.
+        message: String,
+        /// The refused flag (`--output-limit`, `--after`, `--for`, …).
+        flag: &'static str,
+        /// The rejected value, when a value was refused.
+        value: Option<String>,
+        /// The legal values, when the domain is finite (never truncated).
+        allowed: Box<[String]>,
+        /// A corrected value to retry with (e.g. the nearest intent name).
+        suggestion: Option<String>,
+    },
+
     /// An invariant inside pm was violated; this is a bug.
     #[error("internal error: {detail}")]
     Internal {
@@ -306,6 +324,32 @@ pub enum UsageKind {
     UnexpectedArgument,
     /// Two arguments that cannot be used together.
     ConflictingArguments,
+}
+
+/// Sub-kinds of [`Error::ReadOutput`]; each selects one [`ErrorCode`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReadOutputRefusal {
+    /// A control value outside its domain (`--output-limit abc`, `--token-budget 10`).
+    InvalidValue,
+    /// A universal control on a command or mode that is not a read surface.
+    NotReadSurface,
+    /// An `--output-cursor` that does not decode to a supported cursor.
+    CursorInvalid,
+    /// An `--output-cursor` minted by another read surface.
+    CursorCommandMismatch,
+    /// An `--output-cursor` whose row collection changed since it was minted.
+    CursorStale,
+    /// A malformed `--output-session` state, or one too exhausted for its receipts.
+    InvalidSession,
+    /// A malformed, unsupported or mismatched `--after` query cursor.
+    InvalidQueryCursor,
+    /// A `--for` intent the command does not declare.
+    UnknownContextIntent,
+    /// An option that needs another one (`--token-budget` without `--for`).
+    MissingRequiredOption,
+    /// `--output-include` selectors that match nothing in the result.
+    UnmatchedSelector,
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {
@@ -380,6 +424,22 @@ pub enum ErrorCode {
     DependencyTargetUnresolved,
     /// Item written, history not appended, rollback failed.
     MutationTorn,
+    /// A malformed or unsupported `--output-cursor`.
+    ReadOutputCursorInvalid,
+    /// An `--output-cursor` minted by another read surface.
+    ReadOutputCursorCommandMismatch,
+    /// An `--output-cursor` whose row collection changed.
+    ReadOutputCursorStale,
+    /// A malformed or exhausted `--output-session`.
+    InvalidReadOutputSession,
+    /// A malformed, unsupported or mismatched `--after` cursor.
+    InvalidQueryCursor,
+    /// A `--for` intent the command does not declare.
+    UnknownContextIntent,
+    /// An option used without the option it requires.
+    MissingRequiredOption,
+    /// A refused command without a more specific code (pm's generic fallback).
+    CommandFailed,
 }
 
 impl ErrorCode {
@@ -415,6 +475,14 @@ impl ErrorCode {
         ErrorCode::OwnershipConflict,
         ErrorCode::DependencyTargetUnresolved,
         ErrorCode::MutationTorn,
+        ErrorCode::ReadOutputCursorInvalid,
+        ErrorCode::ReadOutputCursorCommandMismatch,
+        ErrorCode::ReadOutputCursorStale,
+        ErrorCode::InvalidReadOutputSession,
+        ErrorCode::InvalidQueryCursor,
+        ErrorCode::UnknownContextIntent,
+        ErrorCode::MissingRequiredOption,
+        ErrorCode::CommandFailed,
     ];
 
     /// Returns the snake_case code string.
@@ -452,6 +520,14 @@ impl ErrorCode {
             ErrorCode::OwnershipConflict => "ownership_conflict",
             ErrorCode::DependencyTargetUnresolved => "dependency_target_unresolved",
             ErrorCode::MutationTorn => "mutation_torn",
+            ErrorCode::ReadOutputCursorInvalid => "read_output_cursor_invalid",
+            ErrorCode::ReadOutputCursorCommandMismatch => "read_output_cursor_command_mismatch",
+            ErrorCode::ReadOutputCursorStale => "read_output_cursor_stale",
+            ErrorCode::InvalidReadOutputSession => "invalid_read_output_session",
+            ErrorCode::InvalidQueryCursor => "invalid_query_cursor",
+            ErrorCode::UnknownContextIntent => "unknown_context_intent",
+            ErrorCode::MissingRequiredOption => "missing_required_option",
+            ErrorCode::CommandFailed => "command_failed",
         }
     }
 
@@ -465,7 +541,15 @@ impl ErrorCode {
             | ErrorCode::UnknownCommand
             | ErrorCode::MissingRequiredArgument
             | ErrorCode::UnexpectedArgument
-            | ErrorCode::ConflictingArguments => ErrorFamily::InvalidArgument,
+            | ErrorCode::ConflictingArguments
+            | ErrorCode::ReadOutputCursorInvalid
+            | ErrorCode::ReadOutputCursorCommandMismatch
+            | ErrorCode::ReadOutputCursorStale
+            | ErrorCode::InvalidReadOutputSession
+            | ErrorCode::InvalidQueryCursor
+            | ErrorCode::UnknownContextIntent
+            | ErrorCode::MissingRequiredOption
+            | ErrorCode::CommandFailed => ErrorFamily::InvalidArgument,
             ErrorCode::ItemDocumentInvalid
             | ErrorCode::MergeConflictMarkersDetected
             | ErrorCode::HistoryMergeConflictMarkersDetected
@@ -578,6 +662,20 @@ impl Error {
             Error::UnresolvedReference { .. } => ErrorCode::DependencyTargetUnresolved,
             Error::MutationTorn { .. } => ErrorCode::MutationTorn,
             Error::Index { .. } => ErrorCode::IndexUnavailable,
+            Error::ReadOutput { kind, .. } => match kind {
+                ReadOutputRefusal::InvalidValue => ErrorCode::InvalidArgumentValue,
+                ReadOutputRefusal::NotReadSurface => ErrorCode::ConflictingArguments,
+                ReadOutputRefusal::CursorInvalid => ErrorCode::ReadOutputCursorInvalid,
+                ReadOutputRefusal::CursorCommandMismatch => {
+                    ErrorCode::ReadOutputCursorCommandMismatch
+                }
+                ReadOutputRefusal::CursorStale => ErrorCode::ReadOutputCursorStale,
+                ReadOutputRefusal::InvalidSession => ErrorCode::InvalidReadOutputSession,
+                ReadOutputRefusal::InvalidQueryCursor => ErrorCode::InvalidQueryCursor,
+                ReadOutputRefusal::UnknownContextIntent => ErrorCode::UnknownContextIntent,
+                ReadOutputRefusal::MissingRequiredOption => ErrorCode::MissingRequiredOption,
+                ReadOutputRefusal::UnmatchedSelector => ErrorCode::CommandFailed,
+            },
             Error::Internal { .. } => ErrorCode::Internal,
         }
     }
@@ -687,6 +785,7 @@ impl Error {
             Error::Index { .. } => Some(
                 "run `pm reindex` to rebuild it, or `pm gc --scope index` to delete it; reads scan the files meanwhile".into(),
             ),
+            Error::ReadOutput { kind, suggestion, allowed, .. } => read_output_hint(*kind, suggestion.as_deref(), allowed),
             Error::Internal { .. } => Some("this is a bug in pm; please report it".into()),
         }
     }
@@ -697,6 +796,39 @@ impl Error {
             detail: detail.into(),
         }
     }
+}
+
+/// Returns the one-line fix of a read-output refusal.
+fn read_output_hint(
+    kind: ReadOutputRefusal,
+    suggestion: Option<&str>,
+    allowed: &[String],
+) -> Option<String> {
+    if let Some(suggestion) = suggestion {
+        return Some(format!("did you mean '{suggestion}'?"));
+    }
+    Some(match kind {
+        ReadOutputRefusal::CursorInvalid => {
+            "pass the cursor exactly as the previous read printed it".into()
+        }
+        ReadOutputRefusal::CursorCommandMismatch | ReadOutputRefusal::CursorStale => {
+            "rerun the original read without --output-cursor to get a fresh cursor".into()
+        }
+        ReadOutputRefusal::InvalidQueryCursor => {
+            "repeat the original query without --after to obtain a fresh cursor".into()
+        }
+        ReadOutputRefusal::InvalidSession => {
+            "pass read_session.next_state from the previous read, or start a new session".into()
+        }
+        ReadOutputRefusal::MissingRequiredOption => {
+            "add --for <intent>, or omit --token-budget".into()
+        }
+        ReadOutputRefusal::NotReadSurface => {
+            "drop the --output-* controls (only --output-format applies here)".into()
+        }
+        _ if !allowed.is_empty() => format!("use one of: {}", allowed.join(", ")),
+        _ => return None,
+    })
 }
 
 /// Attaches a path to `std::io::Result`s, turning them into [`Error::Io`].

@@ -28,5 +28,8 @@ pub mod timestamp;
 pub mod toon;
 pub mod tracker;
 
-pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, LifecycleConflict, Result, UsageKind};
+pub use error::{
+    Error, ErrorCode, ErrorFamily, IoResultExt, LifecycleConflict, ReadOutputRefusal, Result,
+    UsageKind,
+};
 pub use notice::Notice;

@@ -49,6 +49,7 @@ pub use r#where::{WhereArgs, WhereOutput, cmd_where};
 use crate::ctx::Ctx;
 use crate::exit;
 use crate::mutation::MutationOutput;
+use crate::read_output::{CommandKind, Finished};
 use crate::render::{Format, render, render_summarized};
 
 /// pm's subcommands. Variants carry no doc comment: the help text is the one on `XxxArgs`.
@@ -112,6 +113,39 @@ impl Command {
             Command::HistoryRepair(_) => "history-repair",
         }
     }
+
+    /// Returns whether the command is a read surface (the universal `--output-*` controls
+    /// apply), a read surface in a mutation mode, or neither.
+    pub fn read_kind(&self) -> CommandKind {
+        match self {
+            // get, history and validate print their own envelopes until they move onto the
+            // read-output layer; until then the `--output-*` controls are refused for them.
+            Command::Get(_)
+            | Command::History(_)
+            | Command::Init(_)
+            | Command::Validate(_)
+            | Command::Gc(_)
+            | Command::Health(_)
+            | Command::Reindex(_)
+            | Command::Where(_)
+            | Command::Create(_)
+            | Command::Update(_)
+            | Command::Close(_)
+            | Command::Item(_)
+            | Command::Claim(_)
+            | Command::Release(_)
+            | Command::Delete(_)
+            | Command::Restore(_)
+            | Command::Append(_)
+            | Command::Comments(_)
+            | Command::Notes(_)
+            | Command::Learnings(_)
+            | Command::Files(_)
+            | Command::Docs(_)
+            | Command::Deps(_)
+            | Command::HistoryRepair(_) => CommandKind::NotRead,
+        }
+    }
 }
 
 /// The result of any command.
@@ -155,6 +189,9 @@ pub enum CommandOutput {
         /// `warning:<code>:…` tokens (without the `warning:` prefix).
         warnings: Vec<String>,
     },
+    /// A read surface's result after the read-output layer (`read_output::finish_read`),
+    /// printed in the encoding it was measured in.
+    Read(Finished),
 }
 
 impl CommandOutput {
@@ -180,6 +217,7 @@ impl CommandOutput {
             CommandOutput::History { output, .. } => render(&**output, format, out),
             CommandOutput::Validate { output, .. } => render(&**output, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
+            CommandOutput::Read(finished) => render(&finished.value, finished.format, out),
         }
     }
 
@@ -192,9 +230,10 @@ impl CommandOutput {
     }
 
     /// Returns the exit code of a successful run: 1 when `--strict-exit` found a failure (the
-    /// result is still printed), otherwise 0.
+    /// result is still printed), 2 for a read omitted for its budget, otherwise 0.
     pub fn exit_code(&self) -> u8 {
         let failed = match self {
+            CommandOutput::Read(finished) => return finished.exit_code,
             CommandOutput::History {
                 output,
                 strict: true,

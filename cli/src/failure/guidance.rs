@@ -280,6 +280,85 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
                 "Fix the file-system problem in the message, then run pm history-repair <id>.",
             ],
         },
+        ErrorCode::ReadOutputCursorInvalid => Guidance {
+            title: "Invalid read-output cursor",
+            required: "Pass --output-cursor exactly as a previous read printed it.",
+            why: Some("Continuation cursors are opaque, versioned and bound to one read surface."),
+            examples: &["pm list --output-budget 600 --output-cursor <next_cursor>"],
+            next_steps: &[
+                "Copy output_budget_truncation.recovery.cursor from the previous read, or rerun it without --output-cursor.",
+            ],
+        },
+        ErrorCode::ReadOutputCursorCommandMismatch => Guidance {
+            title: "Read-output cursor belongs to another command",
+            required: "Use an --output-cursor with the command that printed it.",
+            why: Some("A continuation resumes one row collection of one read surface."),
+            examples: &[],
+            next_steps: &[
+                "Repeat the read that printed the cursor, or rerun this read without --output-cursor.",
+            ],
+        },
+        ErrorCode::ReadOutputCursorStale => Guidance {
+            title: "Stale read-output cursor",
+            required: "Restart the bounded read without --output-cursor.",
+            why: Some(
+                "The row collection changed since the cursor was printed; continuing would skip or repeat rows.",
+            ),
+            examples: &[],
+            next_steps: &[
+                "Rerun the original read without --output-cursor and follow its new cursor.",
+            ],
+        },
+        ErrorCode::InvalidReadOutputSession => Guidance {
+            title: "Invalid read-output session",
+            required: "Pass the read_session.next_state of the previous read, or a new valid session state.",
+            why: Some("Session state is validated before any read runs; nothing was read."),
+            examples: &[
+                "pm list --output-session '{\"version\":1,\"id\":\"s1\",\"token_budget\":4000,\"spent_tokens\":0,\"seen_item_ids\":[]}'",
+            ],
+            next_steps: &[
+                "Fix the field named in the message, or start a new session with a larger token_budget.",
+            ],
+        },
+        ErrorCode::InvalidQueryCursor => Guidance {
+            title: "Invalid query cursor",
+            required: "Pass --after exactly as the previous page printed next_cursor, with the same query.",
+            why: Some("A query cursor is bound to the filters, sort and query that produced it."),
+            examples: &[],
+            next_steps: &["Repeat the original query without --after to obtain a fresh cursor."],
+        },
+        ErrorCode::UnknownContextIntent => Guidance {
+            title: "Unknown context intent",
+            required: "Use a context intent that the command declares.",
+            why: Some(
+                "Intent names are command-local contracts and cannot be inferred from output section names.",
+            ),
+            examples: &["pm list --for triage", "pm context --for orient"],
+            next_steps: &[
+                "Retry with recovery.suggested_retry, or pick an intent from refusal.legal_domain.",
+            ],
+        },
+        ErrorCode::MissingRequiredOption => Guidance {
+            title: "Missing required option",
+            required: "Select a context intent with --for when setting --token-budget.",
+            why: Some(
+                "A token-budget override has no projection contract to constrain without a selected intent.",
+            ),
+            examples: &["pm list --for triage --token-budget 2000"],
+            next_steps: &["Retry with --for <intent> --token-budget <n>, or omit --token-budget."],
+        },
+        ErrorCode::CommandFailed => Guidance {
+            title: "Command refused its arguments",
+            required: "Change the argument named in refusal.surface so that it selects something, then retry.",
+            why: Some(
+                "pm refuses a request that would return an empty answer indistinguishable from no data.",
+            ),
+            examples: &[
+                "pm list --output-include id,title",
+                "pm list --output-include brief",
+            ],
+            next_steps: &["Pick values from refusal.legal_domain, then retry."],
+        },
         // `ErrorCode` is non-exhaustive across crates; the test below fails for a code that
         // has no entry, so this arm is never reached by a catalogued code.
         _ => FALLBACK,

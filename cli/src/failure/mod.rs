@@ -177,6 +177,20 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
             refusal.surface = "--expect-hash".into();
             refusal.rejected_value = Some(expected.clone());
         }
+        Error::ReadOutput {
+            flag,
+            value,
+            allowed,
+            suggestion,
+            ..
+        } => {
+            refusal.surface = (*flag).to_owned();
+            refusal.rejected_value = value.clone();
+            recovery.allowed_values = allowed.to_vec();
+            if let (Some(typed), Some(better)) = (value, suggestion) {
+                recovery.suggested_retry = inv.retry_with(typed, better);
+            }
+        }
         _ => {}
     }
     if !recovery.allowed_values.is_empty() {

@@ -1,6 +1,7 @@
 //! The one output path: a serializable value becomes a `serde_json::Value`, then TOON or JSON.
 //! Commands return plain data and never choose an encoding; only `render` branches on `Format`.
 
+pub mod budget;
 mod json;
 mod toon;
 
@@ -41,12 +42,16 @@ impl Format {
 /// Fails when the value cannot be represented as JSON or `out` cannot be written.
 pub fn render(value: &impl Serialize, format: Format, out: &mut dyn Write) -> io::Result<()> {
     let value = serde_json::to_value(value).map_err(io::Error::other)?;
-    let text = match format {
-        Format::Toon => toon::encode(&value),
-        Format::Json => json::encode(&value),
-    };
-    out.write_all(text.as_bytes())?;
+    out.write_all(encode(&value, format).as_bytes())?;
     out.flush()
+}
+
+/// Returns exactly the text [`render`] prints for `value`: the bytes token budgets measure.
+pub fn encode(value: &serde_json::Value, format: Format) -> String {
+    match format {
+        Format::Toon => toon::encode(value),
+        Format::Json => json::encode(value),
+    }
 }
 
 /// Writes a result that pm-cli prints in two shapes: `summary` in TOON, `full` in JSON.
