@@ -320,10 +320,38 @@ fn held_error(path: &Path, read: &LockRead, waited_ms: u64) -> Error {
     }
 }
 
+/// Creates the lock file with its body in one step: the body is written and synced to a
+/// private temp file that is then hard-linked to the lock path, which fails when the lock
+/// exists. Another process therefore never sees an empty or half-written lock (which it would
+/// judge stale and remove while its owner still works). Filesystems without hard links fall
+/// back to exclusive creation followed by the write.
 fn create_lock_file(path: &Path, info: &LockInfo) -> std::io::Result<()> {
+    let body = info.to_file_text();
+    let tmp = path.with_extension(format!(
+        "lock.{}-{:016x}.tmp",
+        std::process::id(),
+        random_u64()
+    ));
+    let staged = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut file| {
+            file.write_all(body.as_bytes())
+                .and_then(|()| file.sync_data())
+        });
+    let linked = staged.and_then(|()| fs::hard_link(&tmp, path));
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Err(err) if err.kind() != ErrorKind::AlreadyExists => create_in_place(path, &body),
+        other => other,
+    }
+}
+
+fn create_in_place(path: &Path, body: &str) -> std::io::Result<()> {
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
     let written = file
-        .write_all(info.to_file_text().as_bytes())
+        .write_all(body.as_bytes())
         .and_then(|()| file.sync_data());
     if written.is_err() {
         let _ = fs::remove_file(path);
@@ -401,6 +429,43 @@ mod tests {
         };
         fs::create_dir_all(tracker.locks_dir())?;
         fs::File::create(tracker.lock_path(id))?.write_all(info.to_file_text().as_bytes())
+    }
+
+    /// A reader racing with lock creation must never see an empty or partial body (it would
+    /// judge such a lock stale and remove it from under its owner).
+    #[test]
+    fn a_lock_is_never_visible_without_its_body() -> TestResult {
+        let tmp = tempfile::tempdir()?;
+        let path = tmp.path().join("pm-race.lock");
+        let info = LockInfo {
+            id: "pm-race".into(),
+            pid: 7,
+            owner: "writer".into(),
+            created_at: "2026-09-01T00:00:00.000Z".into(),
+            ttl_seconds: 1800,
+        };
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let torn = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let mut torn = 0usize;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    if matches!(read_lock_info(&path), LockRead::Malformed(_)) {
+                        torn += 1;
+                    }
+                }
+                torn
+            });
+            for _ in 0..300 {
+                create_lock_file(&path, &info).expect("create");
+                fs::remove_file(&path).expect("remove");
+            }
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            reader.join().expect("reader")
+        });
+        assert_eq!(torn, 0, "a reader saw a lock without its body");
+        let leftovers = fs::read_dir(tmp.path())?.count();
+        assert_eq!(leftovers, 0, "no staging files are left behind");
+        Ok(())
     }
 
     #[test]
