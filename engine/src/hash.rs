@@ -65,7 +65,12 @@ pub fn stable_hash(value: &Value) -> String {
 
 /// Returns the lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+    hex_digest(Sha256::new_with_prefix(bytes))
+}
+
+/// Returns the lowercase hex digest of a SHA-256 state fed incrementally.
+pub(crate) fn hex_digest(hasher: Sha256) -> String {
+    let digest = hasher.finalize();
     let mut out = String::with_capacity(64);
     for b in digest.iter() {
         out.push(char::from_digit(u32::from(b >> 4), 16).expect("nibble < 16"));

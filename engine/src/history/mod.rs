@@ -4,6 +4,7 @@
 pub mod append;
 pub mod diff;
 pub mod entry;
+mod hash_parts;
 pub mod patch;
 pub mod point;
 pub mod replay;

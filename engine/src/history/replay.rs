@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::entry::HistoryEntry;
+use super::hash_parts::HashParts;
 use super::patch::apply_strict;
 use crate::hash::{HashEpoch, item_hash, replay_hash};
 use crate::item::ItemDoc;
@@ -110,6 +111,8 @@ pub fn epoch_of(version: u32) -> HashEpoch {
 /// The replay state `{metadata, body}` as a JSON value, so that patches apply to it directly.
 pub(super) struct State {
     root: Value,
+    /// Cached per-field hash input of `root`, kept in step by [`State::apply`].
+    parts: HashParts,
 }
 
 impl State {
@@ -119,6 +122,7 @@ impl State {
         root.insert("body".into(), Value::String(String::new()));
         State {
             root: Value::Object(root),
+            parts: HashParts::default(),
         }
     }
 
@@ -132,6 +136,8 @@ impl State {
         if entry.patch.is_empty() {
             return Ok(());
         }
+        // A failed patch may have changed part of the state before failing.
+        self.parts.invalidate(&entry.patch);
         apply_strict(&mut self.root, &entry.patch)
             .map_err(|err| ChainIssue::patch_failed(entry_number, err.to_string()))?;
         let shaped = self.root.as_object().is_some_and(|root| {
@@ -148,12 +154,17 @@ impl State {
         }
     }
 
-    /// Runs `f` on the state viewed as an [`ItemDoc`] without copying it.
-    fn with_doc<R>(&mut self, f: impl FnOnce(&ItemDoc) -> R) -> R {
+    /// Returns the replay hash of the state at `epoch` and whether both epochs agree on it,
+    /// rehashing only the fields changed since the last call where possible.
+    fn hash(&mut self, epoch: HashEpoch) -> (String, bool) {
         let doc = self.take_doc();
-        let result = f(&doc);
+        let same = epochs_agree(&doc);
+        let hash = self
+            .parts
+            .item_hash(&doc, epoch)
+            .unwrap_or_else(|| replay_hash(&doc, epoch));
         self.put_doc(doc);
-        result
+        (hash, same)
     }
 
     fn take_doc(&mut self) -> ItemDoc {
@@ -203,10 +214,7 @@ impl HashCache {
         if let Some(hash) = slot {
             return hash.clone();
         }
-        let (hash, same_for_both) = state.with_doc(|doc| {
-            let same = epochs_agree(doc);
-            (replay_hash(doc, epoch), same)
-        });
+        let (hash, same_for_both) = state.hash(epoch);
         if same_for_both {
             self.v1 = Some(hash.clone());
             self.v2 = Some(hash.clone());
@@ -320,6 +328,7 @@ impl<'c> EntryCheck<'c> {
             .filter(|epoch| prior.peek(**epoch).is_none())
             .map(|_| State {
                 root: state.root.clone(),
+                parts: state.parts.clone(),
             });
         EntryCheck {
             candidates,

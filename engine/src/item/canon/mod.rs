@@ -76,6 +76,18 @@ fn canonical_entries(
     out
 }
 
+/// Returns the registry-free canonical value of one metadata field exactly as
+/// [`canonicalize_for_hash`] produces it, or `None` when canonicalization drops the key. Under
+/// `CanonSchema::NONE` every field canonicalizes on its own, which lets history replay rehash
+/// only the fields a patch touched.
+pub(crate) fn canonical_field_for_hash(key: &str, value: &Value) -> Option<Value> {
+    match (keys::key_rank(key), keys::field_rule(key)) {
+        (Some(_), Some(rule)) => normalize_static(key, rule, value.clone(), &CanonSchema::NONE),
+        _ if keys::is_forbidden_key(key) => None,
+        _ => Some(value.clone()),
+    }
+}
+
 /// Returns pm's `normalizeBody`: leading `\n` characters stripped, then JavaScript `trimEnd`.
 pub fn normalize_body(body: &str) -> String {
     js::trim_end(body.trim_start_matches('\n')).to_string()
