@@ -1,6 +1,7 @@
 //! Incremental item hashing for history replay: the canonical stable-JSON text of every
-//! metadata field (and of the body) is cached, and a patch invalidates only the fields it
-//! touches, so each entry re-serializes what changed instead of the whole document.
+//! metadata field (and of the body) is cached with the SHA-256 state after each field, and a
+//! patch invalidates only what it touches, so each entry re-serializes the changed fields and
+//! re-hashes only from the first changed field on.
 
 use std::collections::HashMap;
 
@@ -13,15 +14,24 @@ use crate::item::ItemDoc;
 use crate::item::canon::{canonical_field_for_hash, normalize_body, sort_tests_legacy};
 use crate::json::{js_key_order, to_stable, write_string};
 
-/// The cached stable-JSON pieces of one replay state.
+/// The cached hash input of one replay state.
 #[derive(Clone, Debug, Default)]
 pub(super) struct HashParts {
-    /// Per metadata key: the stable JSON of its canonical value (`None`: dropped).
+    /// Per metadata key: `"key":<stable JSON of the canonical value>` (`None`: dropped).
     fields: HashMap<String, Option<String>>,
-    /// The legacy (epoch 1) text of `tests`, which sorts the array first.
+    /// The epoch-1 piece of `tests` (the array sorted with the legacy comparator first).
     tests_v1: Option<Option<String>>,
-    /// The stable JSON of the normalized body.
-    body: Option<String>,
+    /// `{"body":<stable JSON of the normalized body>,"front_matter":{`.
+    head: Option<String>,
+    /// The metadata keys in hash order (the JavaScript key order of a sorted object).
+    order: Option<Vec<String>>,
+    /// SHA-256 states over the epoch-2 text: `[0]` after the head, `[i + 1]` after the key
+    /// `order[i]`, each with whether a piece was fed yet (for the comma). The first `valid`
+    /// states are current, so a change re-hashes only from the first changed key on.
+    states: Vec<(Sha256, bool)>,
+    valid: usize,
+    /// Keys a patch touched since the states were taken.
+    changed: Vec<String>,
 }
 
 impl HashParts {
@@ -37,7 +47,8 @@ impl HashParts {
 
     fn forget(&mut self, pointer: &str) {
         if pointer == "/body" || pointer.starts_with("/body/") {
-            self.body = None;
+            self.head = None;
+            self.valid = 0;
             return;
         }
         let Some(rest) = pointer.strip_prefix("/metadata/") else {
@@ -53,6 +64,7 @@ impl HashParts {
             self.tests_v1 = None;
         }
         self.fields.remove(&key);
+        self.changed.push(key);
     }
 
     /// Returns the item hash of `doc` at `epoch` (what `hash::item_hash` returns), or `None`
@@ -62,44 +74,113 @@ impl HashParts {
         if doc.metadata.is_empty() || !doc.metadata.get("tags").is_some_and(Value::is_array) {
             return None;
         }
-        let mut hasher = Sha256::new();
-        hasher.update(b"{\"body\":");
-        let body = self
-            .body
-            .get_or_insert_with(|| stable_string(&normalize_body(&doc.body)));
-        hasher.update(body.as_bytes());
-        hasher.update(b",\"front_matter\":{");
-        let mut first = true;
-        let mut key_text = String::new();
-        for key in js_key_order(&doc.metadata, true) {
-            let value = &doc.metadata[key.as_str()];
-            let piece = if epoch == HashEpoch::V1 && key == "tests" {
-                self.tests_v1.get_or_insert_with(|| legacy_tests(value))
-            } else {
-                self.fields
-                    .entry(key.clone())
-                    .or_insert_with(|| canonical_field_for_hash(key, value).map(|v| to_stable(&v)))
-            };
-            let Some(piece) = piece else { continue };
-            if !first {
-                hasher.update(b",");
+        let order = self.settle_order(doc);
+        self.advance(doc, &order);
+        let tests_at = (epoch == HashEpoch::V1)
+            .then(|| order.iter().position(|k| k == "tests"))
+            .flatten();
+        let hash = match tests_at {
+            None => {
+                let mut hasher = self.states[order.len()].0.clone();
+                hasher.update(b"}}");
+                hex_digest(hasher)
             }
-            first = false;
-            key_text.clear();
-            write_string(&mut key_text, key);
-            key_text.push(':');
-            hasher.update(key_text.as_bytes());
-            hasher.update(piece.as_bytes());
+            Some(at) => {
+                let (mut hasher, mut any) = self.states[at].clone();
+                for (i, key) in order.iter().enumerate().skip(at) {
+                    let piece = if i == at {
+                        self.tests_v1
+                            .get_or_insert_with(|| legacy_tests(&doc.metadata["tests"]))
+                            .as_deref()
+                    } else {
+                        self.piece(key, &doc.metadata[key.as_str()])
+                    };
+                    feed(&mut hasher, &mut any, piece);
+                }
+                hasher.update(b"}}");
+                hex_digest(hasher)
+            }
+        };
+        self.order = Some(order);
+        Some(hash)
+    }
+
+    /// Returns the current key order, recomputed when a patch added or removed a key, and
+    /// marks the states from the first changed key on as stale.
+    fn settle_order(&mut self, doc: &ItemDoc) -> Vec<String> {
+        let mut order = self.order.take();
+        let changed = std::mem::take(&mut self.changed);
+        if let Some(keys) = &order {
+            let same_set = keys.len() == doc.metadata.len()
+                && changed
+                    .iter()
+                    .all(|k| doc.metadata.contains_key(k) == keys.contains(k));
+            if same_set {
+                for key in &changed {
+                    if let Some(i) = keys.iter().position(|k| k == key) {
+                        self.valid = self.valid.min(i + 1);
+                    }
+                }
+            } else {
+                order = None;
+            }
         }
-        hasher.update(b"}}");
-        Some(hex_digest(hasher))
+        order.unwrap_or_else(|| {
+            self.valid = 0;
+            js_key_order(&doc.metadata, true)
+                .into_iter()
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Brings every state up to date for `order`.
+    fn advance(&mut self, doc: &ItemDoc, order: &[String]) {
+        self.states
+            .resize_with(order.len() + 1, || (Sha256::new(), false));
+        if self.valid == 0 {
+            let head = self.head.get_or_insert_with(|| {
+                let mut head = String::from("{\"body\":");
+                write_string(&mut head, &normalize_body(&doc.body));
+                head.push_str(",\"front_matter\":{");
+                head
+            });
+            self.states[0] = (Sha256::new_with_prefix(head.as_bytes()), false);
+            self.valid = 1;
+        }
+        for (i, key) in order.iter().enumerate().skip(self.valid - 1) {
+            let (mut hasher, mut any) = self.states[i].clone();
+            let piece = self.piece(key, &doc.metadata[key.as_str()]);
+            feed(&mut hasher, &mut any, piece);
+            self.states[i + 1] = (hasher, any);
+        }
+        self.valid = order.len() + 1;
+    }
+
+    /// Returns the epoch-2 piece of one field, computing it on first use.
+    fn piece(&mut self, key: &str, value: &Value) -> Option<&str> {
+        if !self.fields.contains_key(key) {
+            let piece = canonical_field_for_hash(key, value).map(|v| {
+                let mut text = String::new();
+                write_string(&mut text, key);
+                text.push(':');
+                text.push_str(&to_stable(&v));
+                text
+            });
+            self.fields.insert(key.to_string(), piece);
+        }
+        self.fields.get(key).and_then(Option::as_deref)
     }
 }
 
-fn stable_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    write_string(&mut out, s);
-    out
+fn feed(hasher: &mut Sha256, any: &mut bool, piece: Option<&str>) {
+    if let Some(piece) = piece {
+        if *any {
+            hasher.update(b",");
+        }
+        *any = true;
+        hasher.update(piece.as_bytes());
+    }
 }
 
 fn legacy_tests(value: &Value) -> Option<String> {
@@ -107,7 +188,7 @@ fn legacy_tests(value: &Value) -> Option<String> {
     if let Value::Array(tests) = &mut canonical {
         sort_tests_legacy(tests);
     }
-    Some(to_stable(&canonical))
+    Some(format!("\"tests\":{}", to_stable(&canonical)))
 }
 
 #[cfg(test)]
@@ -162,6 +243,52 @@ mod tests {
             parts.item_hash(&d, HashEpoch::V2),
             Some(item_hash(&d, HashEpoch::V2))
         );
+    }
+
+    /// Random edits (set, add and remove keys, the body, `tests`) checked against the full
+    /// hash after every step, in both epochs.
+    #[test]
+    fn random_edit_sequences_match_the_full_hash() {
+        let keys = [
+            "title", "status", "zeta", "alpha", "tests", "10", "2", "comments", "notes",
+        ];
+        let mut d = doc(json!({"id": "pm-r", "tags": ["t"], "title": "x"}), "b");
+        let mut parts = HashParts::default();
+        let mut seed: u64 = 42;
+        let mut next = move |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % n
+        };
+        for step in 0..400 {
+            let key = keys[next(keys.len() as u64) as usize];
+            let path = match next(4) {
+                0 => {
+                    d.metadata.shift_remove(key);
+                    format!("/metadata/{key}")
+                }
+                1 => {
+                    d.body = format!("body {step}");
+                    "/body".to_string()
+                }
+                2 => {
+                    let tests = json!([{"command": format!("c{step}")}, {"command": "a"}]);
+                    d.metadata.insert("tests".into(), tests);
+                    "/metadata/tests/1".to_string()
+                }
+                _ => {
+                    d.metadata.insert(key.into(), json!(format!("v{step}")));
+                    format!("/metadata/{key}")
+                }
+            };
+            parts.invalidate(&[op(&path)]);
+            for epoch in [HashEpoch::V2, HashEpoch::V1] {
+                assert_eq!(
+                    parts.item_hash(&d, epoch),
+                    Some(item_hash(&d, epoch)),
+                    "step {step} {path}"
+                );
+            }
+        }
     }
 
     #[test]
