@@ -216,6 +216,12 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
     }
 }
 
+/// Returns the headline and corrective action of `code` (the error catalogue of `pm contracts`).
+pub fn code_guidance(code: pm_engine::ErrorCode) -> (&'static str, &'static str) {
+    let guide = guidance::guidance(code);
+    (guide.title, guide.required)
+}
+
 /// Returns the structured context of errors that carry one.
 fn context_of(error: &Error) -> Option<serde_json::Value> {
     match error {
