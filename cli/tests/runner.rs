@@ -5,7 +5,9 @@
 mod common;
 
 mod test_concurrency;
+mod test_contracts;
 mod test_crash;
+mod test_events;
 mod test_forgotten_files;
 mod test_get;
 mod test_help;
