@@ -395,3 +395,39 @@ fn gate_empty_tracker() -> TestResult {
     }
     Ok(())
 }
+
+/// Error arm over every flag: each value-taking flag of each command gets a value outside any
+/// domain. Whatever the command makes of it (refusal or success), the contract holds: one JSON
+/// document, the same exit code with and without `--json`, no debug representations.
+#[test]
+fn gate_every_flag_with_a_bogus_value() -> TestResult {
+    let (_, seeded) = templates()?;
+    let template = seeded.workspace();
+    let mut root = Cli::command();
+    root.build();
+    let mut driven = 0;
+    for leaf in commands().iter().filter(|l| !l.group) {
+        let cmd = leaf
+            .path
+            .iter()
+            .try_fold(&root, |c, name| c.find_subcommand(name))
+            .ok_or("command vanished from the tree")?;
+        for arg in cmd.get_opts().filter(|a| !a.is_global_set()) {
+            let Some(long) = arg.get_long() else { continue };
+            let mut args = leaf.argv(ITEM);
+            args.extend([format!("--{long}"), "bogus-value".into()]);
+            let (json, _) = both(&seeded, &template, Some(&template), &args)?;
+            if json.code != 0 {
+                assert!(
+                    (1..=5).contains(&json.code),
+                    "{}: exit {}",
+                    args.join(" "),
+                    json.code
+                );
+            }
+            driven += 1;
+        }
+    }
+    assert!(driven > 20, "only {driven} flags driven");
+    Ok(())
+}
