@@ -255,7 +255,14 @@ fn both(
         if json {
             let doc = parse_stdout(&run, &what);
             if run.code != 0 && doc.get("ok") == Some(&Value::Bool(false)) {
-                assert_error_envelope(&run, &what);
+                let error = assert_error_envelope(&run, &what);
+                // C5: under --json, stderr carries one human line and nothing else.
+                let line = format!(
+                    "error[{}]: {}\n",
+                    error["code"].as_str().unwrap_or_default(),
+                    error["message"].as_str().unwrap_or_default()
+                );
+                assert_eq!(run.stderr, line, "{what}: stderr under --json");
             }
         } else if run.code != 0 && run.code != 6 && run.code != 7 {
             // Text mode: a failure prints nothing on stdout (a budget omission excepted).
