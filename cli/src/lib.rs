@@ -88,7 +88,11 @@ pub fn run_with(
         Ok(request) => request,
         Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
     };
-    let output = match commands::dispatch(&ctx, &cli.command) {
+    // A panic is a bug, but it still ends as one error document (C1), not a bare backtrace.
+    let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        commands::dispatch(&ctx, &cli.command)
+    }));
+    let output = match dispatched.unwrap_or_else(|payload| Err(failure::from_panic(&*payload))) {
         Ok(output) => output,
         Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
     };

@@ -5,13 +5,16 @@
 mod common;
 
 mod test_concurrency;
+mod test_contracts;
 mod test_crash;
+mod test_events;
 mod test_forgotten_files;
 mod test_get;
 mod test_help;
 mod test_history;
 mod test_index_commands;
 mod test_init;
+mod test_machine_contract;
 mod test_mutations;
 mod test_not_in_project;
 mod test_read_output;

@@ -5,9 +5,12 @@ mod append;
 mod claim;
 mod close;
 mod comments;
+mod completions;
+mod contracts;
 pub(crate) mod create;
 mod delete;
 mod deps;
+mod events;
 mod files;
 mod gc;
 mod get;
@@ -30,9 +33,12 @@ pub use append::{AppendArgs, cmd_append};
 pub use claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
 pub use close::{CloseArgs, cmd_close};
 pub use comments::{AnnotationArgs, AnnotationOutput, cmd_annotation};
+pub use completions::{CompletionsArgs, cmd_completions};
+pub use contracts::{ContractsArgs, cmd_contracts, streams_ndjson};
 pub use create::{CreateArgs, cmd_create};
 pub use delete::{DeleteArgs, RestoreArgs, cmd_delete, cmd_restore};
 pub use deps::{DepsArgs, cmd_deps};
+pub use events::{EventsArgs, cmd_events};
 pub use files::{LinksArgs, LinksOutput, cmd_links};
 pub use gc::{GcArgs, GcOutput, cmd_gc};
 pub use get::{GetArgs, GetOutput, cmd_get};
@@ -81,6 +87,9 @@ pub enum Command {
     Docs(LinksArgs),
     Deps(DepsArgs),
     HistoryRepair(HistoryRepairArgs),
+    Contracts(ContractsArgs),
+    Completions(CompletionsArgs),
+    Events(EventsArgs),
 }
 
 impl Command {
@@ -111,6 +120,9 @@ impl Command {
             Command::Docs(_) => "docs",
             Command::Deps(_) => "deps",
             Command::HistoryRepair(_) => "history-repair",
+            Command::Contracts(_) => "contracts",
+            Command::Completions(_) => "completions",
+            Command::Events(_) => "events",
         }
     }
 
@@ -143,7 +155,10 @@ impl Command {
             | Command::Files(_)
             | Command::Docs(_)
             | Command::Deps(_)
-            | Command::HistoryRepair(_) => CommandKind::NotRead,
+            | Command::HistoryRepair(_)
+            | Command::Completions(_) => CommandKind::NotRead,
+            // events accepts the universal controls; they have no effect on the stream (§3.13).
+            Command::Contracts(_) | Command::Events(_) => CommandKind::Read,
         }
     }
 }
@@ -192,6 +207,15 @@ pub enum CommandOutput {
     /// A read surface's result after the read-output layer (`read_output::finish_read`),
     /// printed in the encoding it was measured in.
     Read(Finished),
+    /// Plain text in TOON mode (a shell script), the `document` under JSON.
+    Text {
+        /// What TOON mode prints, verbatim.
+        text: String,
+        /// What JSON mode prints.
+        document: serde_json::Value,
+    },
+    /// NDJSON lines (`pm events`), printed the same in every encoding.
+    Stream(Vec<serde_json::Value>),
 }
 
 impl CommandOutput {
@@ -218,6 +242,15 @@ impl CommandOutput {
             CommandOutput::Validate { output, .. } => render(&**output, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
             CommandOutput::Read(finished) => render(&finished.value, finished.format, out),
+            CommandOutput::Text { text, document } => match format {
+                Format::Toon => out.write_all(text.as_bytes()),
+                Format::Json => render(document, format, out),
+            },
+            CommandOutput::Stream(lines) => lines.iter().try_for_each(|line| {
+                let mut text = serde_json::to_string(line).map_err(io::Error::other)?;
+                text.push('\n');
+                out.write_all(text.as_bytes())
+            }),
         }
     }
 
@@ -287,6 +320,9 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Docs(args) => mutation(cmd_links(ctx, LinkKind::Docs, args)),
         Command::Deps(args) => mutation(cmd_deps(ctx, args)),
         Command::HistoryRepair(args) => mutation(cmd_history_repair(ctx, args)),
+        Command::Contracts(args) => cmd_contracts(ctx, args).map(CommandOutput::Read),
+        Command::Completions(args) => Ok(cmd_completions(args)),
+        Command::Events(args) => cmd_events(ctx, args).map(CommandOutput::Stream),
     }
 }
 

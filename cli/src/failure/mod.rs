@@ -216,6 +216,22 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
     }
 }
 
+/// Returns the headline and corrective action of `code` (the error catalogue of `pm contracts`).
+pub fn code_guidance(code: pm_engine::ErrorCode) -> (&'static str, &'static str) {
+    let guide = guidance::guidance(code);
+    (guide.title, guide.required)
+}
+
+/// Returns the `internal_error` a caught panic becomes (its message is the panic's text).
+pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Error {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned());
+    Error::internal(format!("pm panicked: {text}"))
+}
+
 /// Returns the structured context of errors that carry one.
 fn context_of(error: &Error) -> Option<serde_json::Value> {
     match error {
@@ -329,6 +345,29 @@ mod tests {
         }
         assert_eq!(ours["changed"], false);
         Ok(())
+    }
+
+    #[test]
+    fn a_caught_panic_is_an_internal_error() {
+        let caught = std::panic::catch_unwind(|| {
+            if std::hint::black_box(true) {
+                panic!("boom {}", 7);
+            }
+        });
+        let Err(payload) = caught else {
+            panic!("did not panic");
+        };
+        let error = from_panic(&*payload);
+        assert_eq!(error.code().as_str(), "internal_error");
+        assert!(error.to_string().contains("pm panicked: boom 7"), "{error}");
+        let inv = invocation(&["where", "--json"], "where");
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        assert_eq!(
+            report(&error, &inv, Format::Json, false, &mut out, &mut err),
+            1
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out).expect("one JSON document");
+        assert_eq!(doc["error"]["code"], "internal_error");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! plus sessions, cursors, row contracts and receipts, and returns exactly what gets printed.
 
 mod amount;
-mod codec;
+pub mod codec;
 mod continuation;
 mod cursor;
 mod fit;
