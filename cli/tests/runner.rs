@@ -14,6 +14,7 @@ mod test_help;
 mod test_history;
 mod test_index_commands;
 mod test_init;
+mod test_linked_tests;
 mod test_machine_contract;
 mod test_mutations;
 mod test_not_in_project;

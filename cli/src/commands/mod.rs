@@ -19,6 +19,7 @@ mod history;
 mod history_repair;
 mod init;
 mod item;
+mod linked_tests;
 mod reindex;
 mod update;
 mod validate;
@@ -47,6 +48,7 @@ pub use history::{HistoryArgs, HistoryOutput, cmd_history};
 pub use history_repair::{HistoryRepairArgs, cmd_history_repair};
 pub use init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init};
 pub use item::{ItemArgs, ItemCommand, ReopenArgs, cmd_item};
+pub use linked_tests::{TestArgs, cmd_test};
 pub use reindex::{ReindexArgs, ReindexOutput, cmd_reindex};
 pub use update::{UpdateArgs, cmd_update};
 pub use validate::{ValidateArgs, ValidateOutput, cmd_validate};
@@ -85,6 +87,8 @@ pub enum Command {
     Learnings(AnnotationArgs),
     Files(LinksArgs),
     Docs(LinksArgs),
+    #[command(visible_alias = "tests")]
+    Test(TestArgs),
     Deps(DepsArgs),
     HistoryRepair(HistoryRepairArgs),
     Contracts(ContractsArgs),
@@ -118,6 +122,7 @@ impl Command {
             Command::Learnings(_) => "learnings",
             Command::Files(_) => "files",
             Command::Docs(_) => "docs",
+            Command::Test(_) => "test",
             Command::Deps(_) => "deps",
             Command::HistoryRepair(_) => "history-repair",
             Command::Contracts(_) => "contracts",
@@ -154,6 +159,7 @@ impl Command {
             | Command::Learnings(_)
             | Command::Files(_)
             | Command::Docs(_)
+            | Command::Test(_)
             | Command::Deps(_)
             | Command::HistoryRepair(_)
             | Command::Completions(_) => CommandKind::NotRead,
@@ -318,6 +324,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Learnings(args) => mutation(cmd_annotation(ctx, AnnotationKind::Learning, args)),
         Command::Files(args) => mutation(cmd_links(ctx, LinkKind::Files, args)),
         Command::Docs(args) => mutation(cmd_links(ctx, LinkKind::Docs, args)),
+        Command::Test(args) => mutation(cmd_test(ctx, args)),
         Command::Deps(args) => mutation(cmd_deps(ctx, args)),
         Command::HistoryRepair(args) => mutation(cmd_history_repair(ctx, args)),
         Command::Contracts(args) => cmd_contracts(ctx, args).map(CommandOutput::Read),

@@ -6,6 +6,7 @@ mod annotate;
 mod create;
 mod expect;
 mod lifecycle;
+mod linked_tests;
 mod protocol;
 mod repair;
 mod restore;
@@ -18,6 +19,7 @@ pub use annotate::{
 pub use create::{NewItem, create};
 pub use expect::{ExpectedRevision, changes_since};
 pub use lifecycle::{claim, close, release, reopen};
+pub use linked_tests::{LinkedTest, tests_add, tests_remove};
 pub use protocol::{Mutation, read_item};
 pub use repair::{RepairAction, RepairReport, history_repair};
 pub use restore::{RestoreTarget, delete, restore};
