@@ -12,6 +12,7 @@ mod test_help;
 mod test_history;
 mod test_index_commands;
 mod test_init;
+mod test_list;
 mod test_mutations;
 mod test_not_in_project;
 mod test_read_output;
