@@ -1,7 +1,7 @@
 //! `pm get <id>` (aliases fetch, read, show, view): one item at a depth with its linked
 //! artifacts, claim state, schedule, children rollup, omission receipt and item hash.
 
-use pm_engine::read::{GetDepth, TrackerView, get_item};
+use pm_engine::read::{GetDepth, HistoryPoint, TrackerView, get_item, get_item_at};
 use pm_engine::{Error, Result};
 
 use crate::ctx::Ctx;
@@ -26,6 +26,10 @@ pub struct GetArgs {
     /// Show everything (same as --depth deep)
     #[arg(long)]
     pub full: bool,
+
+    /// Show the item as its history replays to a version (entry count) or an ISO instant
+    #[arg(long, value_name = "VERSION|ISO")]
+    pub at: Option<String>,
 }
 
 /// The `get` result after the read-output layer.
@@ -48,7 +52,10 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
         })?,
     };
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
-    let item = get_item(&view, &args.id, depth)?;
+    let item = match args.at.as_deref() {
+        Some(raw) => get_item_at(&view, &args.id, depth, HistoryPoint::parse(raw)?)?,
+        None => get_item(&view, &args.id, depth)?,
+    };
     let result = serde_json::to_value(&item).map_err(|e| Error::internal(e.to_string()))?;
     let mut meta = ReadMeta::new(Surface::Get, "get")
         .legacy_switch("--full", args.full)
