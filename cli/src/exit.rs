@@ -94,6 +94,9 @@ invalid_query_cursor invalid_argument 2
 unknown_context_intent invalid_argument 2
 missing_required_option invalid_argument 2
 command_failed invalid_argument 2
+projection_options_mutually_exclusive invalid_argument 2
+unknown_field_projection invalid_argument 2
+list_source_incomplete parse_failed 1
 "
         );
     }

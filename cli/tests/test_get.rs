@@ -282,16 +282,21 @@ fn refusals() -> TestResult {
         run.stderr
     );
 
-    // --fields and --at come later: not accepted yet.
-    for flag in ["--fields", "--at"] {
-        let run = t.pm(&["get", "gd-i1", flag, "x"])?;
-        assert_eq!((run.stdout.as_str(), run.code), ("", 2), "{flag}");
-        assert!(
-            run.stderr.starts_with("error[unknown_option]: "),
-            "{}",
-            run.stderr
-        );
-    }
+    // --fields comes later: not accepted yet.
+    let run = t.pm(&["get", "gd-i1", "--fields", "x"])?;
+    assert_eq!((run.stdout.as_str(), run.code), ("", 2));
+    assert!(
+        run.stderr.starts_with("error[unknown_option]: "),
+        "{}",
+        run.stderr
+    );
+    let run = t.pm(&["get", "gd-i1", "--at", "x"])?;
+    assert_eq!((run.stdout.as_str(), run.code), ("", 2));
+    assert!(
+        run.stderr.starts_with("error[invalid_argument_value]: "),
+        "{}",
+        run.stderr
+    );
 
     let run = t.pm(&["get", "gd-nope", "--json"])?;
     assert_eq!(run.code, 3);
@@ -301,5 +306,43 @@ fn refusals() -> TestResult {
     );
     let envelope: crate::common::ErrorEnvelope = run.json()?;
     assert_eq!(envelope.error.code, "item_not_found");
+    Ok(())
+}
+
+/// `--at` replays history: after an update, `--at 1` (and `--at <instant before it>`) print
+/// what `get` printed before it, plus the reconstruction keys; bad points are refused.
+#[test]
+fn at_replays_history_to_a_version_or_instant() -> TestResult {
+    let t = TestTracker::fx100()?;
+    let get = |args: &[&str]| -> Result<Value, Box<dyn Error>> {
+        let mut argv = vec!["get", "pm-s0000000", "--json"];
+        argv.extend(args);
+        let out = t.pm(&argv)?;
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stdout);
+        out.json()
+    };
+    let before = get(&[])?;
+    let out = t.pm(&["update", "pm-s0000000", "--title", "Renamed"])?;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(get(&[])?["item"]["title"], "Renamed");
+    for point in ["1", "2026-06-01T00:00:00.000Z"] {
+        let mut at = get(&["--at", point])?;
+        let object = at.as_object_mut().ok_or("object")?;
+        assert_eq!(
+            object.shift_remove("reconstructed"),
+            Some(Value::Bool(true))
+        );
+        assert_eq!(object.shift_remove("as_of_version"), Some(Value::from(1)));
+        assert_eq!(
+            object.shift_remove("as_of_timestamp"),
+            Some(Value::from("2026-01-01T00:00:00.000Z"))
+        );
+        assert_eq!(at, before, "--at {point}");
+    }
+    assert_eq!(get(&["--at", "2"])?["item"]["title"], "Renamed");
+    for bad in ["0", "9", "soon"] {
+        let out = t.pm(&["get", "pm-s0000000", "--at", bad])?;
+        assert_eq!(out.code, 2, "--at {bad}");
+    }
     Ok(())
 }

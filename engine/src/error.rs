@@ -255,6 +255,17 @@ pub enum Error {
         suggestion: Option<String>,
     },
 
+    /// `--strict-read` found item files or type folders it could not read.
+    #[error(
+        "The read is incomplete: {unreadable_items} unreadable item file(s) and {unreadable_directories} unreadable folder(s)."
+    )]
+    SourceIncomplete {
+        /// Item files that could not be parsed.
+        unreadable_items: usize,
+        /// Type folders that could not be listed.
+        unreadable_directories: usize,
+    },
+
     /// An invariant inside pm was violated; this is a bug.
     #[error("internal error: {detail}")]
     Internal {
@@ -350,6 +361,10 @@ pub enum ReadOutputRefusal {
     MissingRequiredOption,
     /// `--output-include` selectors that match nothing in the result.
     UnmatchedSelector,
+    /// Two row projections at once (`--brief --full`, `--output-include compact,full`).
+    ProjectionConflict,
+    /// A `--fields` name that is not an item field.
+    UnknownField,
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {
@@ -440,6 +455,12 @@ pub enum ErrorCode {
     MissingRequiredOption,
     /// A refused command without a more specific code (pm's generic fallback).
     CommandFailed,
+    /// Two row projections at once.
+    ProjectionOptionsMutuallyExclusive,
+    /// An unknown `--fields` name.
+    UnknownFieldProjection,
+    /// `--strict-read` on a tracker with unreadable items.
+    ListSourceIncomplete,
 }
 
 impl ErrorCode {
@@ -483,6 +504,9 @@ impl ErrorCode {
         ErrorCode::UnknownContextIntent,
         ErrorCode::MissingRequiredOption,
         ErrorCode::CommandFailed,
+        ErrorCode::ProjectionOptionsMutuallyExclusive,
+        ErrorCode::UnknownFieldProjection,
+        ErrorCode::ListSourceIncomplete,
     ];
 
     /// Returns the snake_case code string.
@@ -528,6 +552,11 @@ impl ErrorCode {
             ErrorCode::UnknownContextIntent => "unknown_context_intent",
             ErrorCode::MissingRequiredOption => "missing_required_option",
             ErrorCode::CommandFailed => "command_failed",
+            ErrorCode::ProjectionOptionsMutuallyExclusive => {
+                "projection_options_mutually_exclusive"
+            }
+            ErrorCode::UnknownFieldProjection => "unknown_field_projection",
+            ErrorCode::ListSourceIncomplete => "list_source_incomplete",
         }
     }
 
@@ -549,11 +578,14 @@ impl ErrorCode {
             | ErrorCode::InvalidQueryCursor
             | ErrorCode::UnknownContextIntent
             | ErrorCode::MissingRequiredOption
-            | ErrorCode::CommandFailed => ErrorFamily::InvalidArgument,
+            | ErrorCode::CommandFailed
+            | ErrorCode::ProjectionOptionsMutuallyExclusive
+            | ErrorCode::UnknownFieldProjection => ErrorFamily::InvalidArgument,
             ErrorCode::ItemDocumentInvalid
             | ErrorCode::MergeConflictMarkersDetected
             | ErrorCode::HistoryMergeConflictMarkersDetected
-            | ErrorCode::HistoryInvalid => ErrorFamily::ParseFailed,
+            | ErrorCode::HistoryInvalid
+            | ErrorCode::ListSourceIncomplete => ErrorFamily::ParseFailed,
             ErrorCode::DuplicateItemId
             | ErrorCode::ItemIdCollision
             | ErrorCode::ItemRevisionConflict
@@ -675,7 +707,12 @@ impl Error {
                 ReadOutputRefusal::UnknownContextIntent => ErrorCode::UnknownContextIntent,
                 ReadOutputRefusal::MissingRequiredOption => ErrorCode::MissingRequiredOption,
                 ReadOutputRefusal::UnmatchedSelector => ErrorCode::CommandFailed,
+                ReadOutputRefusal::ProjectionConflict => {
+                    ErrorCode::ProjectionOptionsMutuallyExclusive
+                }
+                ReadOutputRefusal::UnknownField => ErrorCode::UnknownFieldProjection,
             },
+            Error::SourceIncomplete { .. } => ErrorCode::ListSourceIncomplete,
             Error::Internal { .. } => ErrorCode::Internal,
         }
     }
@@ -786,6 +823,9 @@ impl Error {
                 "run `pm reindex` to rebuild it, or `pm gc --scope index` to delete it; reads scan the files meanwhile".into(),
             ),
             Error::ReadOutput { kind, suggestion, allowed, .. } => read_output_hint(*kind, suggestion.as_deref(), allowed),
+            Error::SourceIncomplete { .. } => Some(
+                "run `pm validate` to find the unreadable files, or drop --strict-read to accept a partial answer".into(),
+            ),
             Error::Internal { .. } => Some("this is a bug in pm; please report it".into()),
         }
     }
@@ -825,6 +865,9 @@ fn read_output_hint(
         }
         ReadOutputRefusal::NotReadSurface => {
             "drop the --output-* controls (only --output-format applies here)".into()
+        }
+        ReadOutputRefusal::ProjectionConflict => {
+            "choose one of --brief, --compact, --full or --fields".into()
         }
         _ if !allowed.is_empty() => format!("use one of: {}", allowed.join(", ")),
         _ => return None,

@@ -22,6 +22,7 @@ pub mod rows;
 pub mod schema;
 pub mod source;
 pub mod store;
+pub mod totals;
 
 use crate::freshness::Report;
 use crate::rows::schema_fingerprint;
@@ -43,6 +44,7 @@ pub use events::{EventPage, EventPosition, EventQuery, EventRow, EventSince};
 pub use indexer::{BuildProgress, BuildReport, ProgressFn};
 pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
 pub use source::{item_ref, source_for};
+pub use totals::HistoryTotals;
 
 /// How a read uses the projection.
 #[derive(Clone, Copy)]
@@ -236,6 +238,44 @@ impl<'a> Index<'a> {
             completeness: outcome.completeness(),
             notices: data,
         })
+    }
+
+    /// Returns the `(type, status)` counts of the matches of `query` and the history totals
+    /// (`pm stats`), from one freshness check.
+    ///
+    /// # Errors
+    /// As [`Index::list`]; `io_error` when `history/` cannot be listed on the scan path.
+    pub fn stats(&self, query: &Query) -> Result<(Counts, HistoryTotals)> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(&mut notices) {
+            let answer = read::counts(&conn, query).and_then(|rows| {
+                let history = totals::from_index(&conn)?;
+                read::completeness(&conn).map(|c| (rows, history, c))
+            });
+            match answer {
+                Ok((rows, history, (completeness, mut data))) => {
+                    data.extend(notices);
+                    let counts = Counts {
+                        rows,
+                        source: Source::Index,
+                        completeness,
+                        notices: data,
+                    };
+                    return Ok((counts, history));
+                }
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let outcome = self.scan()?;
+        let mut data = outcome.read_notices();
+        data.extend(notices);
+        let counts = Counts {
+            rows: outcome.counts(query),
+            source: Source::Scan,
+            completeness: outcome.completeness(),
+            notices: data,
+        };
+        Ok((counts, totals::from_scan(&self.tracker)?))
     }
 
     /// Returns the full documents (metadata with heavy collections, body) of items by their

@@ -1,10 +1,11 @@
 //! `pm get <id>` (aliases fetch, read, show, view): one item at a depth with its linked
 //! artifacts, claim state, schedule, children rollup, omission receipt and item hash.
 
-use pm_engine::read::{GetDepth, ItemView, TrackerView, get_item};
+use pm_engine::read::{GetDepth, HistoryPoint, TrackerView, get_item, get_item_at};
 use pm_engine::{Error, Result};
 
 use crate::ctx::Ctx;
+use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
 
 /// Show one item with its linked artifacts, claim state, schedule and children
 ///
@@ -25,16 +26,20 @@ pub struct GetArgs {
     /// Show everything (same as --depth deep)
     #[arg(long)]
     pub full: bool,
+
+    /// Show the item as its history replays to a version (entry count) or an ISO instant
+    #[arg(long, value_name = "VERSION|ISO")]
+    pub at: Option<String>,
 }
 
-/// The `get` envelope.
-pub type GetOutput = ItemView;
+/// The `get` result after the read-output layer.
+pub type GetOutput = Finished;
 
 /// Reads the item `args.id` at the requested depth.
 ///
 /// # Errors
 /// `invalid_argument_value` for an unknown `--depth`; `not_in_project`, `item_not_found`
-/// (exit 3) and the read errors of the item file and its history.
+/// (exit 3), the read errors of the item file and its history, and the read-output refusals.
 pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
     let depth = match (&args.depth, args.full) {
         (_, true) => GetDepth::Deep,
@@ -47,5 +52,16 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
         })?,
     };
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
-    get_item(&view, &args.id, depth)
+    let item = match args.at.as_deref() {
+        Some(raw) => get_item_at(&view, &args.id, depth, HistoryPoint::parse(raw)?)?,
+        None => get_item(&view, &args.id, depth)?,
+    };
+    let result = serde_json::to_value(&item).map_err(|e| Error::internal(e.to_string()))?;
+    let mut meta = ReadMeta::new(Surface::Get, "get")
+        .legacy_switch("--full", args.full)
+        .legacy_value("--depth", args.depth.as_deref());
+    meta.operand = Some(args.id.clone());
+    meta.brief_fallback = depth == GetDepth::Standard && !args.full;
+    let format = ctx.read_output.resolve_format(ctx.format, None);
+    finish_read(result, &meta, &ctx.read_output, format)
 }

@@ -20,7 +20,14 @@ mod history_repair;
 mod init;
 mod item;
 mod linked_tests;
+mod list;
+pub mod list_filters;
+mod list_page;
+mod list_rows;
+mod list_switches;
+mod list_time;
 mod reindex;
+mod stats;
 mod update;
 mod validate;
 mod r#where;
@@ -49,7 +56,9 @@ pub use history_repair::{HistoryRepairArgs, cmd_history_repair};
 pub use init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init};
 pub use item::{ItemArgs, ItemCommand, ReopenArgs, cmd_item};
 pub use linked_tests::{TestArgs, cmd_test};
+pub use list::{ListArgs, ListOutput, ListSpelling, cmd_list};
 pub use reindex::{ReindexArgs, ReindexOutput, cmd_reindex};
+pub use stats::{StatsArgs, StatsOutput, cmd_stats};
 pub use update::{UpdateArgs, cmd_update};
 pub use validate::{ValidateArgs, ValidateOutput, cmd_validate};
 pub use r#where::{WhereArgs, WhereOutput, cmd_where};
@@ -94,6 +103,22 @@ pub enum Command {
     Contracts(ContractsArgs),
     Completions(CompletionsArgs),
     Events(EventsArgs),
+    List(ListArgs),
+    #[command(name = "list-all", hide = true)]
+    ListAll(ListArgs),
+    #[command(name = "list-draft", hide = true)]
+    ListDraft(ListArgs),
+    #[command(name = "list-open", hide = true)]
+    ListOpen(ListArgs),
+    #[command(name = "list-in-progress", hide = true)]
+    ListInProgress(ListArgs),
+    #[command(name = "list-blocked", hide = true)]
+    ListBlocked(ListArgs),
+    #[command(name = "list-closed", hide = true)]
+    ListClosed(ListArgs),
+    #[command(name = "list-canceled", hide = true)]
+    ListCanceled(ListArgs),
+    Stats(StatsArgs),
 }
 
 impl Command {
@@ -128,6 +153,15 @@ impl Command {
             Command::Contracts(_) => "contracts",
             Command::Completions(_) => "completions",
             Command::Events(_) => "events",
+            Command::List(_)
+            | Command::ListAll(_)
+            | Command::ListDraft(_)
+            | Command::ListOpen(_)
+            | Command::ListInProgress(_)
+            | Command::ListBlocked(_)
+            | Command::ListClosed(_)
+            | Command::ListCanceled(_) => self.list_spelling().map_or("list", ListSpelling::name),
+            Command::Stats(_) => "stats",
         }
     }
 
@@ -135,10 +169,9 @@ impl Command {
     /// apply), a read surface in a mutation mode, or neither.
     pub fn read_kind(&self) -> CommandKind {
         match self {
-            // get, history and validate print their own envelopes until they move onto the
+            // history and validate print their own envelopes until they move onto the
             // read-output layer; until then the `--output-*` controls are refused for them.
-            Command::Get(_)
-            | Command::History(_)
+            Command::History(_)
             | Command::Init(_)
             | Command::Validate(_)
             | Command::Gc(_)
@@ -165,7 +198,36 @@ impl Command {
             | Command::Completions(_) => CommandKind::NotRead,
             // events accepts the universal controls; they have no effect on the stream (§3.13).
             Command::Contracts(_) | Command::Events(_) => CommandKind::Read,
+            Command::List(_)
+            | Command::ListAll(_)
+            | Command::ListDraft(_)
+            | Command::ListOpen(_)
+            | Command::ListInProgress(_)
+            | Command::ListBlocked(_)
+            | Command::ListClosed(_)
+            | Command::ListCanceled(_)
+            | Command::Stats(_)
+            | Command::Get(_) => CommandKind::Read,
         }
+    }
+
+    /// Returns the list-family spelling and its arguments, for the list commands.
+    fn list_spelling(&self) -> Option<ListSpelling> {
+        self.list_args().map(|(spelling, _)| spelling)
+    }
+
+    fn list_args(&self) -> Option<(ListSpelling, &ListArgs)> {
+        Some(match self {
+            Command::List(a) => (ListSpelling::List, a),
+            Command::ListAll(a) => (ListSpelling::All, a),
+            Command::ListDraft(a) => (ListSpelling::Draft, a),
+            Command::ListOpen(a) => (ListSpelling::Open, a),
+            Command::ListInProgress(a) => (ListSpelling::InProgress, a),
+            Command::ListBlocked(a) => (ListSpelling::Blocked, a),
+            Command::ListClosed(a) => (ListSpelling::Closed, a),
+            Command::ListCanceled(a) => (ListSpelling::Canceled, a),
+            _ => return None,
+        })
     }
 }
 
@@ -187,8 +249,6 @@ pub enum CommandOutput {
     Reindex(ReindexOutput),
     /// `pm where`.
     Where(WhereOutput),
-    /// `pm get`.
-    Get(Box<GetOutput>),
     /// `pm history`; `strict` is `--strict-exit`.
     History {
         /// The envelope.
@@ -243,7 +303,6 @@ impl CommandOutput {
             CommandOutput::Health(output) => render(output, format, out),
             CommandOutput::Reindex(output) => render(output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
-            CommandOutput::Get(output) => render(&**output, format, out),
             CommandOutput::History { output, .. } => render(&**output, format, out),
             CommandOutput::Validate { output, .. } => render(&**output, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
@@ -301,7 +360,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Health(args) => cmd_health(ctx, args).map(CommandOutput::Health),
         Command::Reindex(args) => cmd_reindex(ctx, args).map(CommandOutput::Reindex),
         Command::Where(args) => cmd_where(ctx, args).map(CommandOutput::Where),
-        Command::Get(args) => cmd_get(ctx, args).map(|o| CommandOutput::Get(Box::new(o))),
+        Command::Get(args) => cmd_get(ctx, args).map(CommandOutput::Read),
         Command::History(args) => cmd_history(ctx, args).map(|o| CommandOutput::History {
             output: Box::new(o),
             strict: args.strict_exit,
@@ -330,6 +389,20 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Contracts(args) => cmd_contracts(ctx, args).map(CommandOutput::Read),
         Command::Completions(args) => Ok(cmd_completions(args)),
         Command::Events(args) => cmd_events(ctx, args).map(CommandOutput::Stream),
+        Command::List(_)
+        | Command::ListAll(_)
+        | Command::ListDraft(_)
+        | Command::ListOpen(_)
+        | Command::ListInProgress(_)
+        | Command::ListBlocked(_)
+        | Command::ListClosed(_)
+        | Command::ListCanceled(_) => match command.list_args() {
+            Some((spelling, args)) => cmd_list(ctx, args, spelling).map(CommandOutput::Read),
+            None => Err(pm_engine::Error::internal(
+                "list command without list arguments",
+            )),
+        },
+        Command::Stats(args) => cmd_stats(ctx, args).map(CommandOutput::Read),
     }
 }
 

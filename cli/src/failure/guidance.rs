@@ -359,6 +359,27 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
             ],
             next_steps: &["Pick values from refusal.legal_domain, then retry."],
         },
+        ErrorCode::ProjectionOptionsMutuallyExclusive => Guidance {
+            title: "Projection options are mutually exclusive",
+            required: "Choose one of --brief, --compact, --full or --fields.",
+            why: Some("Each row projection defines the whole row shape; two cannot apply at once."),
+            examples: &["pm list --brief", "pm list --fields id,title,status"],
+            next_steps: &["Retry with a single projection flag."],
+        },
+        ErrorCode::UnknownFieldProjection => Guidance {
+            title: "Unknown field projection",
+            required: "Name item metadata keys, body, or tree fields in --fields.",
+            why: Some("A projection of an unknown field would print only nulls."),
+            examples: &["pm list --fields id,title,status,priority"],
+            next_steps: &["Pick field names from recovery.allowed_values, then retry."],
+        },
+        ErrorCode::ListSourceIncomplete => Guidance {
+            title: "List source incomplete",
+            required: "Repair the unreadable item files, or drop --strict-read to accept a partial answer.",
+            why: Some("--strict-read refuses an answer that is missing unreadable items."),
+            examples: &["pm validate", "pm list --all"],
+            next_steps: &["Run pm validate to find the unreadable files, fix them, then retry."],
+        },
         // `ErrorCode` is non-exhaustive across crates; the test below fails for a code that
         // has no entry, so this arm is never reached by a catalogued code.
         _ => FALLBACK,

@@ -7,7 +7,9 @@ mod page;
 mod relations;
 mod sort;
 
-pub use counts::{StatusCount, count_by_type_status};
+pub use counts::{
+    STATUS_COLUMNS, StatusCount, TypeTally, count_by_type_status, tally_by_status, tally_by_type,
+};
 pub use page::{
     AutoLimit, Completeness, CompletenessStatus, Listing, Page, PageSlice, PageStart, Source,
     paginate,

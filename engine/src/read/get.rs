@@ -65,8 +65,22 @@ pub struct ItemView {
     /// Direct children of a container item (standard: counts, deep: a sample).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub children: Option<ChildRollup>,
+    /// The point in history a `--at` read reconstructed.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<AsOf>,
     /// Which material field groups this depth left out.
     pub omission_receipt: OmissionReceipt,
+}
+
+/// The history point of a reconstructed `get --at` view.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AsOf {
+    /// Always true: the item was rebuilt by replaying its history.
+    pub reconstructed: bool,
+    /// How many history entries were applied.
+    pub as_of_version: usize,
+    /// The timestamp of the last applied entry.
+    pub as_of_timestamp: Option<String>,
 }
 
 /// Reads one item at `depth`.
@@ -78,6 +92,20 @@ pub fn get_item(view: &TrackerView, raw_id: &str, depth: GetDepth) -> Result<Ite
     let file = view.locate(raw_id)?;
     let doc = view.load(&file)?;
     let stream = view.stream(&file.stem)?;
+    build_view(view, &file.stem, &doc, &stream.entries, depth)
+}
+
+/// Builds the `get` view of `doc` (the item `stem`) from its history `entries`.
+///
+/// # Errors
+/// Scan failures while collecting a container's children.
+pub fn build_view(
+    view: &TrackerView,
+    stem: &str,
+    doc: &ItemDoc,
+    entries: &[HistoryEntry],
+    depth: GetDepth,
+) -> Result<ItemView> {
     let above_brief = depth != GetDepth::Brief;
     let item_type = doc.str_field("type").unwrap_or_default();
     let children = if above_brief && is_container_type(item_type) {
@@ -91,7 +119,7 @@ pub fn get_item(view: &TrackerView, raw_id: &str, depth: GetDepth) -> Result<Ite
             _ => 0,
         };
         Some(children_rollup(
-            &file.stem,
+            stem,
             &corpus,
             &view.schema().statuses,
             sample_limit,
@@ -107,15 +135,16 @@ pub fn get_item(view: &TrackerView, raw_id: &str, depth: GetDepth) -> Result<Ite
         .map(|field| field.metadata_key.as_str())
         .collect();
     let mut result = ItemView {
-        item: project_item(&doc, depth, &runtime_fields),
-        item_hash: current_item_hash(&doc, &stream.entries),
-        linked: above_brief.then(|| linked(&doc)),
-        claim_state: above_brief.then(|| claim_state(&doc, &stream.entries)),
-        schedule: if above_brief { schedule(&doc) } else { None },
+        item: project_item(doc, depth, &runtime_fields),
+        item_hash: current_item_hash(doc, entries),
+        linked: above_brief.then(|| linked(doc)),
+        claim_state: above_brief.then(|| claim_state(doc, entries)),
+        schedule: if above_brief { schedule(doc) } else { None },
         children,
+        as_of: None,
         omission_receipt: OmissionReceipt::complete(),
     };
-    result.omission_receipt = omission_receipt(&doc, &result);
+    result.omission_receipt = omission_receipt(doc, &result);
     Ok(result)
 }
 
@@ -254,6 +283,7 @@ mod tests {
                 let none: [ItemDoc; 0] = [];
                 children_rollup("pm-a", &none, &RuntimeSchema::builtin().statuses, 0)
             }),
+            as_of: None,
             omission_receipt: OmissionReceipt::complete(),
         };
         v.omission_receipt = omission_receipt(doc, &v);

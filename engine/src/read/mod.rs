@@ -4,13 +4,15 @@
 pub mod children;
 pub mod facets;
 pub mod get;
+pub mod get_at;
 pub mod history_view;
 pub mod receipt;
 pub mod record_order;
 pub mod validate;
 pub mod view;
 
-pub use get::{GetDepth, ItemView, get_item};
+pub use get::{AsOf, GetDepth, ItemView, get_item};
+pub use get_at::{HistoryPoint, get_item_at};
 pub use history_view::{HistoryMode, HistoryOptions, HistoryView, history_view};
 pub use receipt::{FieldGroup, OmissionReceipt};
 pub use validate::{ValidateOptions, ValidateReport, validate};

@@ -1,0 +1,614 @@
+//! `pm list` and its hidden spellings `list-all`, `list-draft`, `list-open`,
+//! `list-in-progress`, `list-blocked`, `list-closed`, `list-canceled` (read-output §3.1,
+//! index spec §2): filters, order, projection, paging and pm's list envelope.
+
+use pm_engine::query::{AutoLimit, Page, PageStart, Sort, SortField, StatusFilter};
+use pm_engine::schema::{RuntimeSchema, load};
+use pm_engine::{Error, ReadOutputRefusal, Result};
+use pm_index::Index;
+use serde_json::{Map, Value, json};
+
+use super::list_filters::{ListFilterArgs, StatusScope};
+use super::list_page::{ListRead, read_page};
+use super::list_rows::{Projection, parse_fields};
+use crate::ctx::Ctx;
+use crate::progress::index_options;
+use crate::read_output::{
+    Finished, QueryCursor, ReadMeta, Surface, finish_read, intent, query_fingerprint,
+};
+use crate::render::Format;
+
+/// pm's automatic bound: at least this many matches without `--limit` return 20 rows.
+pub const AUTO_LIMIT: AutoLimit = AutoLimit {
+    threshold: 10_000,
+    limit: 20,
+};
+
+/// The fields of `--for triage`.
+const TRIAGE_FIELDS: [&str; 9] = [
+    "id",
+    "title",
+    "status",
+    "type",
+    "priority",
+    "parent",
+    "assignee",
+    "risk",
+    "blocked_by",
+];
+
+/// List work items: active ones by default, every status with --all
+///
+/// Rows follow pm's order (active before terminal, then priority, most recently updated, id)
+/// unless --sort is given. Projections: --brief (id, status, type, title; the default),
+/// --compact, --full (the whole record) or --fields a,b. Every match is returned unless
+/// --limit, --offset or --after page it; at 10,000 matches or more only 20 rows are returned
+/// (applied_limit) unless --no-truncate.
+#[derive(Debug, Default, clap::Args)]
+pub struct ListArgs {
+    /// Filters.
+    #[command(flatten)]
+    pub filters: ListFilterArgs,
+
+    /// Include every status (same as --status all)
+    #[arg(long)]
+    pub all: bool,
+
+    /// Print id, status, type and title per row
+    #[arg(long)]
+    pub brief: bool,
+
+    /// Print id, title, status, type, priority, parent and updated_at per row
+    #[arg(long)]
+    pub compact: bool,
+
+    /// Print the whole stored record per row
+    #[arg(long)]
+    pub full: bool,
+
+    /// Print these fields per row (comma-separated; item.<field> accepted)
+    #[arg(long, value_name = "CSV")]
+    pub fields: Option<String>,
+
+    /// Add the body to each row (full rows when no projection is given)
+    #[arg(long)]
+    pub include_body: bool,
+
+    /// Sort by priority, deadline, updated_at, created_at, title or parent
+    #[arg(long, value_name = "FIELD")]
+    pub sort: Option<String>,
+
+    /// Sort direction with --sort: asc or desc (desc reverses ties too)
+    #[arg(long, value_name = "asc|desc")]
+    pub order: Option<String>,
+
+    /// Order rows as a parent/child tree and add tree_* fields
+    #[arg(long)]
+    pub tree: bool,
+
+    /// With --tree, drop rows deeper than N below their root
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub tree_depth: Option<String>,
+
+    /// Return at most N rows
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub limit: Option<String>,
+
+    /// Skip the first N rows
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub offset: Option<String>,
+
+    /// Continue after a previous page's next_cursor
+    #[arg(long, value_name = "CURSOR")]
+    pub after: Option<String>,
+
+    /// Return every match, overriding --limit and the automatic bound
+    #[arg(long)]
+    pub no_truncate: bool,
+
+    /// Fail (exit 1) instead of answering when item files cannot be read
+    #[arg(long)]
+    pub strict_read: bool,
+
+    /// Output encoding: toon or json
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+
+    /// Shape the read for an intent: triage
+    #[arg(long = "for", value_name = "INTENT")]
+    pub intent: Option<String>,
+
+    /// Token budget of the --for intent
+    #[arg(long, value_name = "TOKENS", allow_hyphen_values = true)]
+    pub token_budget: Option<String>,
+}
+
+/// Which spelling of the list family ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListSpelling {
+    /// `list`.
+    List,
+    /// `list-all` (and `list --all`, `list --status all`).
+    All,
+    /// `list-draft`.
+    Draft,
+    /// `list-open`.
+    Open,
+    /// `list-in-progress`.
+    InProgress,
+    /// `list-blocked`: edge-aware blocked.
+    Blocked,
+    /// `list-closed`.
+    Closed,
+    /// `list-canceled`.
+    Canceled,
+}
+
+impl ListSpelling {
+    /// Returns the command name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ListSpelling::List => "list",
+            ListSpelling::All => "list-all",
+            ListSpelling::Draft => "list-draft",
+            ListSpelling::Open => "list-open",
+            ListSpelling::InProgress => "list-in-progress",
+            ListSpelling::Blocked => "list-blocked",
+            ListSpelling::Closed => "list-closed",
+            ListSpelling::Canceled => "list-canceled",
+        }
+    }
+
+    fn status(self) -> Option<&'static str> {
+        Some(match self {
+            ListSpelling::List | ListSpelling::All => return None,
+            ListSpelling::Draft => "draft",
+            ListSpelling::Open => "open",
+            ListSpelling::InProgress => "in_progress",
+            ListSpelling::Blocked => "blocked",
+            ListSpelling::Closed => "closed",
+            ListSpelling::Canceled => "canceled",
+        })
+    }
+
+    fn of_status(status: &str) -> Option<ListSpelling> {
+        [
+            ListSpelling::Draft,
+            ListSpelling::Open,
+            ListSpelling::InProgress,
+            ListSpelling::Blocked,
+            ListSpelling::Closed,
+            ListSpelling::Canceled,
+        ]
+        .into_iter()
+        .find(|s| s.status() == Some(status))
+    }
+
+    /// pm's default projection of the spelling (`LIST_COMMAND_DEFAULT_PROJECTIONS`).
+    fn default_full(self) -> bool {
+        matches!(
+            self,
+            ListSpelling::All | ListSpelling::Draft | ListSpelling::Closed | ListSpelling::Canceled
+        )
+    }
+}
+
+/// The `list` result after the read-output layer.
+pub type ListOutput = Finished;
+
+fn invalid(flag: &str, value: &str, reason: String, allowed: &[&str]) -> Error {
+    Error::InvalidArgument {
+        field: flag.into(),
+        value: value.into(),
+        reason,
+        allowed: allowed.iter().map(|a| (*a).to_owned()).collect(),
+    }
+}
+
+fn parse_count(flag: &str, raw: &str) -> Result<usize> {
+    let text = raw.trim();
+    if !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(n) = text.parse::<usize>()
+    {
+        return Ok(n);
+    }
+    Err(invalid(
+        flag,
+        raw,
+        format!("{flag} must be a non-negative integer."),
+        &[],
+    ))
+}
+
+fn parse_sort(args: &ListArgs) -> Result<Sort> {
+    let field = match args.sort.as_deref().map(|s| s.trim().to_lowercase()) {
+        None => None,
+        Some(raw) => Some(match raw.as_str() {
+            "priority" => SortField::Priority,
+            "deadline" => SortField::Deadline,
+            "updated_at" | "updated" | "update" | "modified" => SortField::UpdatedAt,
+            "created_at" | "created" | "create" => SortField::CreatedAt,
+            "title" => SortField::Title,
+            "parent" => SortField::Parent,
+            _ => {
+                let allowed = [
+                    "priority",
+                    "deadline",
+                    "updated_at",
+                    "created_at",
+                    "title",
+                    "parent",
+                ];
+                let reason = format!("Invalid --sort value \"{raw}\". Use {}.", allowed.join("|"));
+                return Err(invalid("--sort", &raw, reason, &allowed));
+            }
+        }),
+    };
+    let descending = match args.order.as_deref().map(|o| o.trim().to_lowercase()) {
+        None => false,
+        Some(_) if field.is_none() => {
+            return Err(Error::ReadOutput {
+                kind: ReadOutputRefusal::MissingRequiredOption,
+                message: "--order requires --sort.".into(),
+                flag: "--order",
+                value: args.order.clone(),
+                allowed: Box::default(),
+                suggestion: None,
+            });
+        }
+        Some(o) if o == "asc" => false,
+        Some(o) if o == "desc" => true,
+        Some(o) => {
+            let reason = format!("Invalid --order value \"{o}\". Use asc|desc.");
+            return Err(invalid("--order", &o, reason, &["asc", "desc"]));
+        }
+    };
+    Ok(Sort { field, descending })
+}
+
+fn sort_name(sort: &Sort) -> &'static str {
+    match sort.field {
+        None => "default",
+        Some(SortField::Priority) => "priority",
+        Some(SortField::Deadline) => "deadline",
+        Some(SortField::UpdatedAt) => "updated_at",
+        Some(SortField::CreatedAt) => "created_at",
+        Some(SortField::Title) => "title",
+        Some(SortField::Parent) => "parent",
+    }
+}
+
+/// Resolves the projection: the flags, `--output-include` mode tokens, the intent, then the
+/// spelling's default.
+fn projection(
+    ctx: &Ctx,
+    args: &ListArgs,
+    spelling: ListSpelling,
+    schema: &RuntimeSchema,
+    triage: bool,
+) -> Result<Projection> {
+    let modes = ctx.read_output.modes(Surface::List);
+    let brief = args.brief || modes.contains(&"brief");
+    let compact = args.compact || modes.contains(&"compact");
+    let full = args.full || modes.contains(&"full");
+    let chosen = [brief, compact, full, args.fields.is_some()]
+        .into_iter()
+        .filter(|on| *on)
+        .count();
+    if chosen > 1 {
+        return Err(Error::ReadOutput {
+            kind: ReadOutputRefusal::ProjectionConflict,
+            message:
+                "Projection options --brief, --compact, --full and --fields are mutually exclusive."
+                    .into(),
+            flag: "--brief",
+            value: None,
+            allowed: ["--brief", "--compact", "--full", "--fields"]
+                .map(str::to_owned)
+                .into(),
+            suggestion: None,
+        });
+    }
+    let with_body = |mut fields: Vec<String>| {
+        if args.include_body && !fields.iter().any(|f| f == "body") {
+            fields.push("body".into());
+        }
+        Projection::Fields(fields)
+    };
+    Ok(if let Some(raw) = &args.fields {
+        with_body(parse_fields(raw, schema)?)
+    } else if full {
+        Projection::Full {
+            body: args.include_body,
+        }
+    } else if compact {
+        match args.include_body {
+            true => with_body(super::list_rows::COMPACT_FIELDS.map(str::to_owned).into()),
+            false => Projection::Compact,
+        }
+    } else if brief {
+        match args.include_body {
+            true => with_body(super::list_rows::BRIEF_FIELDS.map(str::to_owned).into()),
+            false => Projection::Brief,
+        }
+    } else if triage {
+        with_body(TRIAGE_FIELDS.map(str::to_owned).into())
+    } else if args.include_body || spelling.default_full() {
+        Projection::Full {
+            body: args.include_body,
+        }
+    } else {
+        Projection::Brief
+    })
+}
+
+/// Lists the items `args` select.
+///
+/// # Errors
+/// `invalid_argument_value` for bad filter, sort, order or paging values;
+/// `projection_options_mutually_exclusive`, `unknown_field_projection`, `invalid_query_cursor`,
+/// `list_source_incomplete` (with `--strict-read`), the read-output refusals, and
+/// `not_in_project`.
+pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<ListOutput> {
+    let tracker = ctx.tracker()?;
+    let loaded = load(&tracker, &ctx.settings_env())?;
+    let schema = &loaded.schema;
+    let now = ctx.clock.now_ms();
+    let scope = args.filters.status_scope(schema)?;
+    if spelled != ListSpelling::List && scope != StatusScope::Default {
+        return Err(Error::Usage {
+            kind: pm_engine::UsageKind::ConflictingArguments,
+            detail: format!("pm {} cannot be combined with --status.", spelled.name()),
+            flag: Some("--status".into()),
+            value: None,
+            suggestions: Box::default(),
+            allowed: Box::default(),
+        });
+    }
+    let (spelling, status) = match (&scope, args.all) {
+        (_, true) | (StatusScope::All, _) => (ListSpelling::All, StatusFilter::All),
+        (StatusScope::Single(id), _) => match ListSpelling::of_status(id) {
+            Some(ListSpelling::Blocked) => (ListSpelling::Blocked, StatusFilter::EdgeAwareBlocked),
+            Some(s) => (s, StatusFilter::Set(vec![id.clone()])),
+            None => (ListSpelling::List, StatusFilter::Set(vec![id.clone()])),
+        },
+        (StatusScope::Many(ids), _) => (ListSpelling::List, StatusFilter::Set(ids.clone())),
+        (StatusScope::Default, false) if spelled == ListSpelling::All => {
+            (spelled, StatusFilter::All)
+        }
+        (StatusScope::Default, false) => match spelled.status() {
+            Some("blocked") => (spelled, StatusFilter::EdgeAwareBlocked),
+            Some(id) => (spelled, StatusFilter::Set(vec![id.to_owned()])),
+            None => (spelled, StatusFilter::NonTerminal),
+        },
+    };
+    let query = args.filters.to_query(status.clone(), schema, now)?;
+    let sort = parse_sort(args)?;
+    let limit = args
+        .limit
+        .as_deref()
+        .map(|l| parse_count("--limit", l))
+        .transpose()?;
+    let offset = args
+        .offset
+        .as_deref()
+        .map(|o| parse_count("--offset", o))
+        .transpose()?;
+    let tree_depth = args
+        .tree_depth
+        .as_deref()
+        .map(|d| parse_count("--tree-depth", d))
+        .transpose()?;
+    if args.after.is_some() && offset.is_some() {
+        return Err(Error::Usage {
+            kind: pm_engine::UsageKind::ConflictingArguments,
+            detail: "--after cannot be combined with --offset.".into(),
+            flag: Some("--after".into()),
+            value: None,
+            suggestions: Box::default(),
+            allowed: Box::default(),
+        });
+    }
+    let resolved_intent = intent::resolve(
+        Surface::List,
+        args.intent.as_deref(),
+        args.token_budget.as_deref(),
+        limit.map(|l| l as u64),
+    )?;
+    let triage = resolved_intent.is_some();
+    let projection = projection(ctx, args, spelling, schema, triage)?;
+    let limit = match (&resolved_intent, args.no_truncate) {
+        (_, true) => None,
+        (Some(i), false) => i
+            .ceiling
+            .as_ref()
+            .map(|c| usize::try_from(c.limit).unwrap_or(usize::MAX))
+            .or(limit),
+        (None, false) => limit,
+    };
+    let mut filters = Map::new();
+    echo_status(&mut filters, &scope, args.all, spelling);
+    args.filters.echo_selectors(&mut filters);
+    echo_paging(&mut filters, args);
+    args.filters.echo_switches(&mut filters);
+    echo_presentation(&mut filters, args, &sort);
+    let fingerprint = query_fingerprint("list", &cursor_contract(&filters, &sort, args));
+    let page = Page {
+        limit,
+        start: offset.map_or(PageStart::First, PageStart::Offset),
+        auto_limit: (!args.no_truncate).then_some(AUTO_LIMIT),
+    };
+    let after = args
+        .after
+        .as_deref()
+        .map(|raw| QueryCursor::decode(raw, &fingerprint).map(|c| (raw, c)))
+        .transpose()?;
+    let index = Index::open(&tracker, schema, index_options(ctx));
+    let read = ListRead {
+        query: &query,
+        sort: &sort,
+        page,
+        after,
+        tree: args.tree.then_some(tree_depth),
+        projection: &projection,
+        fingerprint: &fingerprint,
+    };
+    let listed = read_page(&index, &read)?;
+    if args.strict_read && listed.unreadable() {
+        return Err(Error::SourceIncomplete {
+            unreadable_items: listed.completeness.unreadable_item_count,
+            unreadable_directories: listed.completeness.unreadable_directory_count,
+        });
+    }
+    let compact_envelope = projection == Projection::Compact;
+    let mut env = Map::new();
+    env.insert("items".into(), Value::Array(listed.rows));
+    env.insert("count".into(), json!(listed.count));
+    env.insert("total".into(), json!(listed.total));
+    if let Some(applied) = listed.applied_limit {
+        env.insert("applied_limit".into(), json!(applied));
+    }
+    env.insert("has_more".into(), json!(listed.has_more));
+    env.insert("truncated".into(), json!(listed.has_more));
+    env.insert("next_cursor".into(), json!(listed.next_cursor));
+    env.insert("completeness".into(), json!(listed.completeness));
+    if compact_envelope {
+        env.insert("filters".into(), Value::Object(filters));
+    } else {
+        filters.insert("runtime_filters".into(), json!({}));
+        env.insert("filters".into(), Value::Object(filters));
+    }
+    env.insert("projection".into(), projection.echo());
+    if !compact_envelope {
+        let order = if sort.descending { "desc" } else { "asc" };
+        env.insert(
+            "sorting".into(),
+            json!({"sort": sort_name(&sort), "order": order}),
+        );
+        env.insert("now".into(), json!(pm_engine::clock::format_iso_ms(now)));
+    }
+    let meta = read_meta(args, spelling, resolved_intent);
+    let format = ctx.read_output.resolve_format(ctx.format, args.format);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+}
+
+fn read_meta(
+    args: &ListArgs,
+    spelling: ListSpelling,
+    intent: Option<crate::read_output::ResolvedIntent>,
+) -> ReadMeta {
+    let mut meta = ReadMeta::new(Surface::List, spelling.name())
+        .legacy_switch("--brief", args.brief)
+        .legacy_switch("--compact", args.compact)
+        .legacy_value("--fields", args.fields.as_deref())
+        .legacy_switch("--full", args.full)
+        .legacy_value("--after", args.after.as_deref())
+        .legacy_value("--limit", args.limit.as_deref())
+        .legacy_switch("--no-truncate", args.no_truncate)
+        .legacy_value("--token-budget", args.token_budget.as_deref());
+    if let Some(format) = args.format {
+        let name = match format {
+            Format::Toon => "toon",
+            Format::Json => "json",
+        };
+        meta = meta.legacy_value("--format", Some(name));
+    }
+    meta.after.clone_from(&args.after);
+    meta.intent = intent;
+    meta
+}
+
+/// `status` and `blocked_semantics`, the first keys of the `filters` echo.
+fn echo_status(
+    out: &mut Map<String, Value>,
+    scope: &StatusScope,
+    all: bool,
+    spelling: ListSpelling,
+) {
+    match (scope, spelling.status()) {
+        (StatusScope::Many(ids), _) => {
+            out.insert("status".into(), json!(ids));
+        }
+        (StatusScope::Single(id), _) => {
+            out.insert("status".into(), json!(id));
+        }
+        (_, Some(id)) => {
+            out.insert("status".into(), json!(id));
+        }
+        (StatusScope::All, None) => {
+            out.insert("status".into(), json!("all"));
+        }
+        (StatusScope::Default, None) if all || spelling == ListSpelling::All => {
+            out.insert("status".into(), json!("all"));
+        }
+        (StatusScope::Default, None) => {}
+    }
+    if spelling == ListSpelling::Blocked {
+        out.insert("blocked_semantics".into(), json!("status_or_dependency"));
+    }
+}
+
+/// The raw paging and projection options, between the selectors and the switches.
+fn echo_paging(out: &mut Map<String, Value>, args: &ListArgs) {
+    if let Some(v) = &args.limit {
+        out.insert("limit".into(), json!(v));
+    }
+    if let Some(v) = &args.offset {
+        out.insert("offset".into(), json!(v));
+    }
+    if args.include_body {
+        out.insert("include_body".into(), json!(true));
+    }
+    if let Some(v) = &args.fields {
+        out.insert("fields".into(), json!(v));
+    }
+}
+
+/// `no_truncate`, `strict_read`, `tree`, `tree_depth`, `sort`, `order`.
+fn echo_presentation(out: &mut Map<String, Value>, args: &ListArgs, sort: &Sort) {
+    if args.no_truncate {
+        out.insert("no_truncate".into(), json!(true));
+    }
+    if args.strict_read {
+        out.insert("strict_read".into(), json!(true));
+    }
+    if args.tree {
+        out.insert("tree".into(), json!(true));
+    }
+    if let Some(v) = &args.tree_depth {
+        out.insert("tree_depth".into(), json!(v));
+    }
+    if sort.field.is_some() {
+        out.insert("sort".into(), json!(sort_name(sort)));
+        let order = if sort.descending { "desc" } else { "asc" };
+        out.insert("order".into(), json!(order));
+    }
+}
+
+/// The query contract a cursor is bound to: every query-semantic option, none of the paging or
+/// presentation ones.
+fn cursor_contract(filters: &Map<String, Value>, sort: &Sort, args: &ListArgs) -> Value {
+    const PRESENTATION: [&str; 8] = [
+        "limit",
+        "offset",
+        "include_body",
+        "compact",
+        "fields",
+        "no_truncate",
+        "strict_read",
+        "runtime_filters",
+    ];
+    let semantic: Map<String, Value> = filters
+        .iter()
+        .filter(|(k, _)| !PRESENTATION.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    json!({
+        "filters": semantic,
+        "sort": sort_name(sort),
+        "order": if sort.descending { "desc" } else { "asc" },
+        "tree": args.tree,
+        "tree_depth": args.tree_depth,
+    })
+}
