@@ -94,6 +94,7 @@ invalid_query_cursor invalid_argument 2
 unknown_context_intent invalid_argument 2
 missing_required_option invalid_argument 2
 command_failed invalid_argument 2
+unsupported_search_mode invalid_argument 2
 "
         );
     }

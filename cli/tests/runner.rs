@@ -14,6 +14,7 @@ mod test_index_commands;
 mod test_init;
 mod test_mutations;
 mod test_not_in_project;
+mod test_rank_reads;
 mod test_read_output;
 mod test_read_output_props;
 mod test_sample_tracker;

@@ -36,6 +36,13 @@ pub enum Error {
         reason: String,
     },
 
+    /// `pm search --mode semantic|hybrid`: only keyword search exists.
+    #[error("Search mode {mode} is not supported; only keyword search is available")]
+    UnsupportedSearchMode {
+        /// The requested mode.
+        mode: String,
+    },
+
     /// A flag or argument value is outside its legal domain.
     #[error("invalid value {value:?} for {field}: {reason}")]
     InvalidArgument {
@@ -440,6 +447,8 @@ pub enum ErrorCode {
     MissingRequiredOption,
     /// A refused command without a more specific code (pm's generic fallback).
     CommandFailed,
+    /// `search --mode semantic|hybrid` (only keyword search exists).
+    UnsupportedSearchMode,
 }
 
 impl ErrorCode {
@@ -483,6 +492,7 @@ impl ErrorCode {
         ErrorCode::UnknownContextIntent,
         ErrorCode::MissingRequiredOption,
         ErrorCode::CommandFailed,
+        ErrorCode::UnsupportedSearchMode,
     ];
 
     /// Returns the snake_case code string.
@@ -528,6 +538,7 @@ impl ErrorCode {
             ErrorCode::UnknownContextIntent => "unknown_context_intent",
             ErrorCode::MissingRequiredOption => "missing_required_option",
             ErrorCode::CommandFailed => "command_failed",
+            ErrorCode::UnsupportedSearchMode => "unsupported_search_mode",
         }
     }
 
@@ -549,7 +560,8 @@ impl ErrorCode {
             | ErrorCode::InvalidQueryCursor
             | ErrorCode::UnknownContextIntent
             | ErrorCode::MissingRequiredOption
-            | ErrorCode::CommandFailed => ErrorFamily::InvalidArgument,
+            | ErrorCode::CommandFailed
+            | ErrorCode::UnsupportedSearchMode => ErrorFamily::InvalidArgument,
             ErrorCode::ItemDocumentInvalid
             | ErrorCode::MergeConflictMarkersDetected
             | ErrorCode::HistoryMergeConflictMarkersDetected
@@ -628,6 +640,7 @@ impl Error {
             Error::ItemNotFound { .. } => ErrorCode::ItemNotFound,
             Error::InvalidId { .. } => ErrorCode::InvalidItemId,
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgumentValue,
+            Error::UnsupportedSearchMode { .. } => ErrorCode::UnsupportedSearchMode,
             Error::ItemInvalid { .. } => ErrorCode::ItemDocumentInvalid,
             Error::ItemRoundTrip { .. } => ErrorCode::ItemDocumentRoundtripFailed,
             Error::ConflictMarkers { history: false, .. } => {
@@ -700,6 +713,9 @@ impl Error {
             ),
             Error::InvalidId { .. } => Some(
                 "ids are lowercase letters, digits and '-', like pm-a1b2; '/', '..', none and null are refused".into(),
+            ),
+            Error::UnsupportedSearchMode { .. } => Some(
+                "drop --mode/--semantic/--hybrid: keyword search (the default) is the only mode".into(),
             ),
             Error::InvalidArgument { allowed, .. } if !allowed.is_empty() => {
                 Some(format!("use one of: {}", allowed.join(", ")))

@@ -1,10 +1,12 @@
 //! The `Command` enum (one variant per subcommand) and the dispatch `match`; nothing else.
 //! Each command lives in `commands/<name>.rs` as `XxxArgs`, `cmd_xxx` and `XxxOutput`.
 
+mod agenda;
 mod append;
 mod claim;
 mod close;
 mod comments;
+mod context;
 pub(crate) mod create;
 mod delete;
 mod deps;
@@ -16,7 +18,12 @@ mod history;
 mod history_repair;
 mod init;
 mod item;
+mod next;
+mod rank_filters;
+mod rank_rows;
 mod reindex;
+mod search;
+mod search_rows;
 mod update;
 mod validate;
 mod r#where;
@@ -30,6 +37,7 @@ pub use append::{AppendArgs, cmd_append};
 pub use claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
 pub use close::{CloseArgs, cmd_close};
 pub use comments::{AnnotationArgs, AnnotationOutput, cmd_annotation};
+pub use context::{ContextArgs, cmd_context};
 pub use create::{CreateArgs, cmd_create};
 pub use delete::{DeleteArgs, RestoreArgs, cmd_delete, cmd_restore};
 pub use deps::{DepsArgs, cmd_deps};
@@ -41,7 +49,9 @@ pub use history::{HistoryArgs, HistoryOutput, cmd_history};
 pub use history_repair::{HistoryRepairArgs, cmd_history_repair};
 pub use init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init};
 pub use item::{ItemArgs, ItemCommand, ReopenArgs, cmd_item};
+pub use next::{NextArgs, cmd_next};
 pub use reindex::{ReindexArgs, ReindexOutput, cmd_reindex};
+pub use search::{SearchArgs, cmd_search};
 pub use update::{UpdateArgs, cmd_update};
 pub use validate::{ValidateArgs, ValidateOutput, cmd_validate};
 pub use r#where::{WhereArgs, WhereOutput, cmd_where};
@@ -81,6 +91,10 @@ pub enum Command {
     Docs(LinksArgs),
     Deps(DepsArgs),
     HistoryRepair(HistoryRepairArgs),
+    Search(Box<SearchArgs>),
+    Next(NextArgs),
+    #[command(visible_alias = "ctx")]
+    Context(ContextArgs),
 }
 
 impl Command {
@@ -111,6 +125,9 @@ impl Command {
             Command::Docs(_) => "docs",
             Command::Deps(_) => "deps",
             Command::HistoryRepair(_) => "history-repair",
+            Command::Search(_) => "search",
+            Command::Next(_) => "next",
+            Command::Context(_) => "context",
         }
     }
 
@@ -144,6 +161,7 @@ impl Command {
             | Command::Docs(_)
             | Command::Deps(_)
             | Command::HistoryRepair(_) => CommandKind::NotRead,
+            Command::Search(_) | Command::Next(_) | Command::Context(_) => CommandKind::Read,
         }
     }
 }
@@ -287,6 +305,9 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Docs(args) => mutation(cmd_links(ctx, LinkKind::Docs, args)),
         Command::Deps(args) => mutation(cmd_deps(ctx, args)),
         Command::HistoryRepair(args) => mutation(cmd_history_repair(ctx, args)),
+        Command::Search(args) => cmd_search(ctx, args).map(CommandOutput::Read),
+        Command::Next(args) => cmd_next(ctx, args).map(CommandOutput::Read),
+        Command::Context(args) => cmd_context(ctx, args, "context").map(CommandOutput::Read),
     }
 }
 
