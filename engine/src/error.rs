@@ -36,6 +36,13 @@ pub enum Error {
         reason: String,
     },
 
+    /// `pm search --mode semantic|hybrid`: only keyword search exists.
+    #[error("Search mode {mode} is not supported; only keyword search is available")]
+    UnsupportedSearchMode {
+        /// The requested mode.
+        mode: String,
+    },
+
     /// A flag or argument value is outside its legal domain.
     #[error("invalid value {value:?} for {field}: {reason}")]
     InvalidArgument {
@@ -461,6 +468,8 @@ pub enum ErrorCode {
     UnknownFieldProjection,
     /// `--strict-read` on a tracker with unreadable items.
     ListSourceIncomplete,
+    /// `search --mode semantic|hybrid` (only keyword search exists).
+    UnsupportedSearchMode,
 }
 
 impl ErrorCode {
@@ -507,6 +516,7 @@ impl ErrorCode {
         ErrorCode::ProjectionOptionsMutuallyExclusive,
         ErrorCode::UnknownFieldProjection,
         ErrorCode::ListSourceIncomplete,
+        ErrorCode::UnsupportedSearchMode,
     ];
 
     /// Returns the snake_case code string.
@@ -557,6 +567,7 @@ impl ErrorCode {
             }
             ErrorCode::UnknownFieldProjection => "unknown_field_projection",
             ErrorCode::ListSourceIncomplete => "list_source_incomplete",
+            ErrorCode::UnsupportedSearchMode => "unsupported_search_mode",
         }
     }
 
@@ -581,6 +592,7 @@ impl ErrorCode {
             | ErrorCode::CommandFailed
             | ErrorCode::ProjectionOptionsMutuallyExclusive
             | ErrorCode::UnknownFieldProjection => ErrorFamily::InvalidArgument,
+            ErrorCode::UnsupportedSearchMode => ErrorFamily::InvalidArgument,
             ErrorCode::ItemDocumentInvalid
             | ErrorCode::MergeConflictMarkersDetected
             | ErrorCode::HistoryMergeConflictMarkersDetected
@@ -660,6 +672,7 @@ impl Error {
             Error::ItemNotFound { .. } => ErrorCode::ItemNotFound,
             Error::InvalidId { .. } => ErrorCode::InvalidItemId,
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgumentValue,
+            Error::UnsupportedSearchMode { .. } => ErrorCode::UnsupportedSearchMode,
             Error::ItemInvalid { .. } => ErrorCode::ItemDocumentInvalid,
             Error::ItemRoundTrip { .. } => ErrorCode::ItemDocumentRoundtripFailed,
             Error::ConflictMarkers { history: false, .. } => {
@@ -737,6 +750,9 @@ impl Error {
             ),
             Error::InvalidId { .. } => Some(
                 "ids are lowercase letters, digits and '-', like pm-a1b2; '/', '..', none and null are refused".into(),
+            ),
+            Error::UnsupportedSearchMode { .. } => Some(
+                "drop --mode/--semantic/--hybrid: keyword search (the default) is the only mode".into(),
             ),
             Error::InvalidArgument { allowed, .. } if !allowed.is_empty() => {
                 Some(format!("use one of: {}", allowed.join(", ")))

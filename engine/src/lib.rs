@@ -19,6 +19,7 @@ pub mod lock;
 pub mod mutate;
 pub mod notice;
 pub mod query;
+pub mod rank;
 pub mod read;
 pub mod scan;
 pub mod schema;

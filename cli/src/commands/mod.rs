@@ -1,11 +1,13 @@
 //! The `Command` enum (one variant per subcommand) and the dispatch `match`; nothing else.
 //! Each command lives in `commands/<name>.rs` as `XxxArgs`, `cmd_xxx` and `XxxOutput`.
 
+mod agenda;
 mod append;
 mod claim;
 mod close;
 mod comments;
 mod completions;
+mod context;
 mod contracts;
 pub(crate) mod create;
 mod delete;
@@ -26,7 +28,12 @@ mod list_page;
 mod list_rows;
 mod list_switches;
 mod list_time;
+mod next;
+mod rank_filters;
+mod rank_rows;
 mod reindex;
+mod search;
+mod search_rows;
 mod stats;
 mod update;
 mod validate;
@@ -42,6 +49,7 @@ pub use claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
 pub use close::{CloseArgs, cmd_close};
 pub use comments::{AnnotationArgs, AnnotationOutput, cmd_annotation};
 pub use completions::{CompletionsArgs, cmd_completions};
+pub use context::{ContextArgs, cmd_context};
 pub use contracts::{ContractsArgs, cmd_contracts, streams_ndjson};
 pub use create::{CreateArgs, cmd_create};
 pub use delete::{DeleteArgs, RestoreArgs, cmd_delete, cmd_restore};
@@ -57,7 +65,9 @@ pub use init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init};
 pub use item::{ItemArgs, ItemCommand, ReopenArgs, cmd_item};
 pub use linked_tests::{TestArgs, cmd_test};
 pub use list::{ListArgs, ListOutput, ListSpelling, cmd_list};
+pub use next::{NextArgs, cmd_next};
 pub use reindex::{ReindexArgs, ReindexOutput, cmd_reindex};
+pub use search::{SearchArgs, cmd_search};
 pub use stats::{StatsArgs, StatsOutput, cmd_stats};
 pub use update::{UpdateArgs, cmd_update};
 pub use validate::{ValidateArgs, ValidateOutput, cmd_validate};
@@ -119,6 +129,10 @@ pub enum Command {
     #[command(name = "list-canceled", hide = true)]
     ListCanceled(ListArgs),
     Stats(StatsArgs),
+    Search(Box<SearchArgs>),
+    Next(NextArgs),
+    #[command(visible_alias = "ctx")]
+    Context(ContextArgs),
 }
 
 impl Command {
@@ -162,6 +176,9 @@ impl Command {
             | Command::ListClosed(_)
             | Command::ListCanceled(_) => self.list_spelling().map_or("list", ListSpelling::name),
             Command::Stats(_) => "stats",
+            Command::Search(_) => "search",
+            Command::Next(_) => "next",
+            Command::Context(_) => "context",
         }
     }
 
@@ -208,6 +225,7 @@ impl Command {
             | Command::ListCanceled(_)
             | Command::Stats(_)
             | Command::Get(_) => CommandKind::Read,
+            Command::Search(_) | Command::Next(_) | Command::Context(_) => CommandKind::Read,
         }
     }
 
@@ -403,6 +421,9 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
             )),
         },
         Command::Stats(args) => cmd_stats(ctx, args).map(CommandOutput::Read),
+        Command::Search(args) => cmd_search(ctx, args).map(CommandOutput::Read),
+        Command::Next(args) => cmd_next(ctx, args).map(CommandOutput::Read),
+        Command::Context(args) => cmd_context(ctx, args, "context").map(CommandOutput::Read),
     }
 }
 

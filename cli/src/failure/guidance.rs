@@ -380,6 +380,15 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
             examples: &["pm validate", "pm list --all"],
             next_steps: &["Run pm validate to find the unreadable files, fix them, then retry."],
         },
+        ErrorCode::UnsupportedSearchMode => Guidance {
+            title: "Search mode not supported",
+            required: "Search in keyword mode: omit --mode, --semantic and --hybrid.",
+            why: Some(
+                "This pm has no embedding provider or vector store; semantic and hybrid ranking are not implemented.",
+            ),
+            examples: &["pm search \"<keyword>\" --limit 10"],
+            next_steps: &["Retry with recovery.suggested_retry (keyword mode)."],
+        },
         // `ErrorCode` is non-exhaustive across crates; the test below fails for a code that
         // has no entry, so this arm is never reached by a catalogued code.
         _ => FALLBACK,

@@ -1,0 +1,299 @@
+//! `pm context` (alias `ctx`): the ranked focus (high-level and low-level active work),
+//! blocked fallback and agenda of a tracker at brief depth (engine `rank::context`), paged
+//! with query cursors and finished by the read-output layer.
+
+use pm_engine::query::{Query, Relations, Sort, StatusFilter};
+use pm_engine::rank::context::focus;
+use pm_engine::rank::critical::is_in_progress;
+use pm_engine::rank::next::Hierarchy;
+use pm_engine::rank::relevance::{MODEL, SignalContext};
+use pm_engine::schema::load;
+use pm_engine::summary::ItemSummary;
+use pm_engine::{Error, Result};
+use pm_index::Index;
+use serde_json::{Map, Value, json};
+
+use super::agenda::agenda;
+use super::next::{budget_or, positive_or};
+use super::rank_filters::ItemFilterArgs;
+use super::rank_rows::{focus_row, packing_json, ranking_json, subtree};
+use crate::ctx::Ctx;
+use crate::progress::index_options;
+use crate::read_output::{
+    Finished, ReadMeta, Surface, finish_read, intent, paginate, query_fingerprint,
+};
+use crate::render::Format;
+
+/// Types listed under `high_level`.
+const HIGH_LEVEL_TYPES: [&str; 2] = ["Epic", "Feature"];
+/// At this many items the focus is paged even without `--limit`.
+const SCALE_THRESHOLD: usize = 10_000;
+
+/// Show what matters now: ranked active work, blocked fallback and the agenda
+///
+/// Non-terminal items are ordered by status, priority, order, deadline and recency, re-ranked
+/// by relevance signals and packed into max(256, limit×160) tokens; the packed active items
+/// form the focus, split into high_level (Epic, Feature) and low_level. Only the brief depth
+/// (no optional sections) is available.
+#[derive(Debug, clap::Args)]
+pub struct ContextArgs {
+    /// Detail depth: brief (the only depth available)
+    #[arg(long, value_name = "DEPTH")]
+    pub depth: Option<String>,
+
+    /// Focus rows per section (default 10)
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub limit: Option<String>,
+
+    /// Continue after a previous page's next_cursor
+    #[arg(long, value_name = "CURSOR")]
+    pub after: Option<String>,
+
+    /// Item filters.
+    #[command(flatten)]
+    pub filters: ItemFilterArgs,
+
+    /// Token budget of the packer (default max(256, limit×160))
+    #[arg(long, value_name = "N")]
+    pub token_budget: Option<String>,
+
+    /// Add the relevance ranking and packing
+    #[arg(long)]
+    pub explain_ranking: bool,
+
+    /// Output format for this read: toon or json
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+
+    /// Context intent: orient or handoff (budget-derived row limit)
+    #[arg(long = "for", value_name = "INTENT")]
+    pub for_intent: Option<String>,
+}
+
+/// Runs `pm context` and the read-output layer.
+///
+/// # Errors
+/// `invalid_argument_value` for a depth other than brief, bad limits or filters;
+/// `item_not_found` for an unknown `--parent`; `invalid_query_cursor`; `not_in_project`.
+pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Finished> {
+    if let Some(depth) = args.depth.as_deref().filter(|d| d.trim() != "brief") {
+        return Err(Error::InvalidArgument {
+            field: "--depth".into(),
+            value: depth.into(),
+            reason: "only the brief depth is available: the optional context sections are not implemented".into(),
+            allowed: vec!["brief".into()],
+        });
+    }
+    let explicit_limit = args
+        .limit
+        .as_deref()
+        .map(|l| positive_or(Some(l), "--limit", 10))
+        .transpose()?;
+    let resolved_intent = intent::resolve(
+        Surface::Context,
+        args.for_intent.as_deref(),
+        args.token_budget.as_deref(),
+        explicit_limit,
+    )?;
+    let limit = resolved_intent
+        .as_ref()
+        .and_then(|i| i.ceiling.as_ref())
+        .map(|c| c.limit)
+        .or(explicit_limit)
+        .unwrap_or(10);
+    let token_budget = match &resolved_intent {
+        Some(i) => i.token_budget,
+        None => budget_or(args.token_budget.as_deref(), (limit * 160).max(256))?,
+    };
+    let tracker = ctx.tracker()?;
+    let loaded = load(&tracker, &ctx.settings_env())?;
+    let schema = &loaded.schema;
+    let mut query = Query {
+        status: StatusFilter::NonTerminal,
+        ..Query::default()
+    };
+    let parent = args
+        .filters
+        .parent
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty());
+    ItemFilterArgs {
+        parent: None,
+        ..args.filters.clone()
+    }
+    .apply(schema, &mut query)?;
+    let index = Index::open(&tracker, schema, index_options(ctx));
+    let listed_all = index.summaries(&query, &Sort::default_order())?.items;
+    let corpus = index
+        .summaries(&Query::all(), &Sort::default_order())?
+        .items;
+    // pm reads its clock twice before `now` (list and calendar); keep the same instant.
+    ctx.clock.now_ms();
+    ctx.clock.now_ms();
+    let now_ms = ctx.clock.now_ms();
+    let now = pm_engine::clock::format_iso_ms(now_ms);
+    let scope = match parent {
+        Some(p) => {
+            Some(subtree(&corpus, p).ok_or_else(|| Error::ItemNotFound { id: p.to_owned() })?)
+        }
+        None => None,
+    };
+    let in_scope = |s: &ItemSummary| {
+        scope
+            .as_ref()
+            .is_none_or(|ids| ids.contains(&s.id.to_lowercase()))
+    };
+    let listed: Vec<&ItemSummary> = listed_all.iter().filter(|s| in_scope(s)).collect();
+    let author = ctx
+        .author
+        .clone()
+        .unwrap_or_else(|| loaded.settings.author_default().to_owned());
+    let signal_ctx = SignalContext {
+        schema,
+        now_ms,
+        author: Some(author.as_str()),
+    };
+    let focus = focus(&listed, schema, &signal_ctx, token_budget);
+
+    let bounded = args.limit.is_some()
+        || args.after.is_some()
+        || corpus.len() >= SCALE_THRESHOLD
+        || resolved_intent.is_some();
+    let ids: Vec<&str> = focus.active.iter().map(|s| s.id.as_str()).collect();
+    let fingerprint = query_fingerprint("context", &fingerprint_options(args));
+    let page = if bounded {
+        paginate(&ids, args.after.as_deref(), &fingerprint, limit as usize)?
+    } else {
+        paginate(&ids, None, &fingerprint, ids.len())?
+    };
+    let page_items = &focus.active[page.start..page.end];
+    let relations = Relations::from_summaries(&corpus);
+    let no_rollup = Hierarchy::default();
+    let row = |s: &&ItemSummary| {
+        let mut r = focus_row(s, &no_rollup, schema);
+        let open: Vec<String> = relations
+            .blockers(s)
+            .into_iter()
+            .filter(|b| !relations.is_terminal_id(b))
+            .collect();
+        if !open.is_empty() {
+            r.insert("blocked".into(), json!(true));
+            r.insert("blocker_ids".into(), json!(open));
+        }
+        Value::Object(r)
+    };
+    let cap = if bounded {
+        page_items.len()
+    } else {
+        limit as usize
+    };
+    let high: Vec<Value> = page_items
+        .iter()
+        .filter(|s| HIGH_LEVEL_TYPES.contains(&s.item_type.as_str()))
+        .take(cap)
+        .map(row)
+        .collect();
+    let low: Vec<Value> = page_items
+        .iter()
+        .filter(|s| !HIGH_LEVEL_TYPES.contains(&s.item_type.as_str()))
+        .take(cap)
+        .map(row)
+        .collect();
+    let fallback_used = focus.active.is_empty();
+    let fallback: Vec<Value> = if fallback_used {
+        focus.blocked.iter().take(limit as usize).map(row).collect()
+    } else {
+        Vec::new()
+    };
+    let agenda = agenda(&corpus, now_ms, limit as usize, &in_scope);
+    let in_progress = page_items
+        .iter()
+        .filter(|s| is_in_progress(&s.status, schema))
+        .count();
+    let open_id = schema.statuses.open_status();
+    let open = page_items
+        .iter()
+        .filter(|s| schema.statuses.resolve(&s.status).unwrap_or(&s.status) == open_id)
+        .count();
+
+    let mut env = Map::new();
+    env.insert("output_default".into(), json!("toon"));
+    env.insert("now".into(), json!(now));
+    env.insert("depth".into(), json!("brief"));
+    env.insert("sections_included".into(), json!([]));
+    env.insert(
+        "window".into(),
+        json!({"anchor": now, "start": now, "end": null, "past": false, "from": null, "to": null}),
+    );
+    let mut filters = args.filters.echo();
+    filters.insert(
+        "limit".into(),
+        args.limit.as_deref().map_or(Value::Null, |l| json!(l)),
+    );
+    filters.insert("parent".into(), parent.map_or(Value::Null, |p| json!(p)));
+    filters.insert("token_budget".into(), json!(token_budget));
+    filters.insert("runtime_filters".into(), json!({}));
+    env.insert("filters".into(), Value::Object(filters));
+    env.insert(
+        "summary".into(),
+        json!({
+            "active_items": page_items.len(),
+            "in_progress": in_progress,
+            "open": open,
+            "blocked": focus.blocked.len(),
+            "blocked_fallback_used": fallback_used,
+            "high_level": high.len(),
+            "low_level": low.len(),
+            "agenda_events": agenda.count,
+        }),
+    );
+    env.insert("high_level".into(), Value::Array(high));
+    env.insert("low_level".into(), Value::Array(low));
+    env.insert("blocked_fallback".into(), Value::Array(fallback));
+    env.insert("agenda".into(), agenda.value);
+    if bounded {
+        env.insert("applied_limit".into(), json!(limit));
+    }
+    if page.has_more {
+        env.insert("has_more".into(), json!(true));
+        env.insert("truncated".into(), json!(true));
+    }
+    if let Some(next) = page.next_cursor {
+        env.insert("next_cursor".into(), json!(next));
+    }
+    if args.explain_ranking {
+        let baseline: Vec<&str> = focus.baseline.iter().map(|s| s.id.as_str()).collect();
+        env.insert(
+            "ranking".into(),
+            ranking_json(&focus.ranking, MODEL, &baseline),
+        );
+        env.insert("packing".into(), packing_json(&focus.packing));
+    }
+
+    let mut meta = ReadMeta::new(Surface::Context, spelling)
+        .legacy_value("--limit", args.limit.as_deref())
+        .legacy_value("--depth", args.depth.as_deref())
+        .legacy_value("--after", args.after.as_deref());
+    meta.after = args.after.clone();
+    meta.intent = resolved_intent;
+    let format = ctx.read_output.resolve_format(ctx.format, args.format);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+}
+
+/// The query-semantic options of a context read (its filters and budget), for the cursor.
+fn fingerprint_options(args: &ContextArgs) -> Value {
+    let mut m = Map::new();
+    for (k, v) in args.filters.echo() {
+        if !v.is_null() {
+            m.insert(k, v);
+        }
+    }
+    if let Some(p) = &args.filters.parent {
+        m.insert("parent".into(), json!(p));
+    }
+    if let Some(t) = &args.token_budget {
+        m.insert("tokenBudget".into(), json!(t));
+    }
+    Value::Object(m)
+}

@@ -1,0 +1,414 @@
+//! The item filters of `search`, `context` and `next` (list parity): clap flags translated into
+//! the engine's `Query`, which alone defines what a filter means, plus pm's filter echo.
+
+use pm_engine::clock::{civil_from_days, days_from_civil};
+use pm_engine::query::{Assignment, Content, ContentFilter, Query, StatusFilter, TimeWindow};
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::timestamp::parse_timestamp;
+use pm_engine::{Error, Result};
+use serde_json::{Map, Value};
+
+/// Filters shared by `search`, `context` and `next`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ItemFilterArgs {
+    /// Keep items of these types (comma-separated or repeated)
+    #[arg(long = "type", value_name = "TYPE")]
+    pub item_type: Vec<String>,
+
+    /// Keep items with any of these tags (comma-separated or repeated)
+    #[arg(long, value_name = "TAG")]
+    pub tag: Vec<String>,
+
+    /// Keep items with these priorities, 0-4 (comma-separated or repeated)
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub priority: Vec<String>,
+
+    /// Keep items assigned to these assignees (comma-separated or repeated)
+    #[arg(long, value_name = "NAME")]
+    pub assignee: Vec<String>,
+
+    /// Keep only assigned or only unassigned items
+    #[arg(long, value_name = "assigned|unassigned")]
+    pub assignee_filter: Option<String>,
+
+    /// Keep items in these sprints (comma-separated or repeated)
+    #[arg(long, value_name = "SPRINT")]
+    pub sprint: Vec<String>,
+
+    /// Keep items in these releases (comma-separated or repeated)
+    #[arg(long, value_name = "RELEASE")]
+    pub release: Vec<String>,
+
+    /// Keep children of this item (scalar parent or hierarchy edge)
+    #[arg(long, value_name = "ID")]
+    pub parent: Option<String>,
+}
+
+/// Splits repeated, comma-separated flag values into trimmed non-empty tokens.
+pub fn csv_values(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Returns the flag value as typed (repeated values joined with commas), or `None`.
+pub fn raw(values: &[String]) -> Option<String> {
+    (!values.is_empty()).then(|| values.join(","))
+}
+
+fn invalid(flag: &str, value: &str, reason: &str, allowed: Vec<String>) -> Error {
+    Error::InvalidArgument {
+        field: flag.into(),
+        value: value.into(),
+        reason: reason.into(),
+        allowed,
+    }
+}
+
+impl ItemFilterArgs {
+    /// Adds these filters to `query`.
+    ///
+    /// # Errors
+    /// `invalid_argument_value` for an unknown type, a priority outside 0–4, an assignee of
+    /// `none`/`null`, or an unknown `--assignee-filter`.
+    pub fn apply(&self, schema: &RuntimeSchema, query: &mut Query) -> Result<()> {
+        for raw in csv_values(&self.item_type) {
+            let def = schema.types.resolve(&raw).ok_or_else(|| {
+                let allowed = schema
+                    .types
+                    .definitions()
+                    .iter()
+                    .map(|d| d.name.clone())
+                    .collect();
+                invalid("--type", &raw, "unknown item type", allowed)
+            })?;
+            query.types.push(def.name.clone());
+        }
+        query.tags = csv_values(&self.tag);
+        for raw in csv_values(&self.priority) {
+            let p = raw
+                .parse::<i64>()
+                .ok()
+                .filter(|p| (0..=4).contains(p))
+                .ok_or_else(|| {
+                    let allowed = (0..=4).map(|p: i64| p.to_string()).collect();
+                    invalid("--priority", &raw, "priority must be 0..4", allowed)
+                })?;
+            query.priorities.push(p);
+        }
+        query.assignees = csv_values(&self.assignee);
+        if let Some(bad) = query
+            .assignees
+            .iter()
+            .find(|a| matches!(a.to_ascii_lowercase().as_str(), "none" | "null"))
+        {
+            return Err(invalid(
+                "--assignee",
+                bad,
+                "--assignee no longer accepts \"none\" or \"null\".",
+                Vec::new(),
+            ));
+        }
+        if let Some(raw) = &self.assignee_filter {
+            query.assignment = Some(match raw.trim().to_ascii_lowercase().as_str() {
+                "assigned" => Assignment::Assigned,
+                "unassigned" => Assignment::Unassigned,
+                _ => {
+                    return Err(invalid(
+                        "--assignee-filter",
+                        raw,
+                        "must be assigned or unassigned",
+                        vec!["assigned".into(), "unassigned".into()],
+                    ));
+                }
+            });
+        }
+        query.sprints = csv_values(&self.sprint);
+        query.releases = csv_values(&self.release);
+        query.parent = self
+            .parent
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned);
+        Ok(())
+    }
+
+    /// Returns pm's `filters` echo of `context` and `next`: every key, `null` when unset.
+    pub fn echo(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        let v = |o: Option<String>| o.map_or(Value::Null, Value::String);
+        m.insert("type".into(), v(raw(&self.item_type)));
+        m.insert("tag".into(), v(raw(&self.tag)));
+        m.insert("priority".into(), v(raw(&self.priority)));
+        m.insert("assignee".into(), v(raw(&self.assignee)));
+        m.insert("assignee_filter".into(), v(self.assignee_filter.clone()));
+        m.insert("sprint".into(), v(raw(&self.sprint)));
+        m.insert("release".into(), v(raw(&self.release)));
+        m
+    }
+}
+
+/// Resolves a `--status` value: `all`, or registry statuses and aliases.
+///
+/// # Errors
+/// `invalid_argument_value` for an unknown status or `all` mixed with others.
+pub fn status_filter(schema: &RuntimeSchema, raw: &[String]) -> Result<StatusFilter> {
+    let tokens = csv_values(raw);
+    if tokens.is_empty() {
+        return Ok(StatusFilter::All);
+    }
+    let allowed = || {
+        let mut v: Vec<String> = schema
+            .statuses
+            .definitions()
+            .iter()
+            .map(|d| d.id.clone())
+            .collect();
+        v.push("all".into());
+        v
+    };
+    if tokens.iter().any(|t| t.eq_ignore_ascii_case("all")) {
+        if tokens.len() == 1 {
+            return Ok(StatusFilter::All);
+        }
+        return Err(invalid(
+            "--status",
+            &tokens.join(","),
+            "all must appear alone",
+            allowed(),
+        ));
+    }
+    let mut set = Vec::new();
+    for t in tokens {
+        let id = schema
+            .statuses
+            .resolve(&t)
+            .ok_or_else(|| invalid("--status", &t, "unknown status", allowed()))?;
+        if !set.iter().any(|s| s == id) {
+            set.push(id.to_owned());
+        }
+    }
+    Ok(StatusFilter::Set(set))
+}
+
+/// Parses an ISO timestamp or a signed relative offset `±N{h,d,w,m}` (m = calendar months)
+/// from `now_ms` into epoch milliseconds.
+///
+/// # Errors
+/// `invalid_argument_value` for anything else.
+pub fn time_bound(flag: &str, raw: &str, now_ms: i64) -> Result<i64> {
+    let text = raw.trim();
+    if let Some(ms) = parse_timestamp(text) {
+        return Ok(ms);
+    }
+    let bad = || {
+        invalid(
+            flag,
+            raw,
+            "expected an ISO timestamp or a relative offset like -7d, +2w, -1m, -12h",
+            Vec::new(),
+        )
+    };
+    let (sign, rest) = match text.as_bytes().first() {
+        Some(b'-') => (-1, &text[1..]),
+        Some(b'+') => (1, &text[1..]),
+        _ => (1, text),
+    };
+    let unit = rest.chars().last().ok_or_else(bad)?;
+    let digits = &rest[..rest.len() - unit.len_utf8()];
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let n: i64 = digits.parse().map_err(|_| bad())?;
+    let n = sign * n;
+    let hour = 3_600_000;
+    Ok(match unit {
+        'h' => now_ms + n * hour,
+        'd' => now_ms + n * 24 * hour,
+        'w' => now_ms + n * 7 * 24 * hour,
+        'm' => add_months(now_ms, n),
+        _ => return Err(bad()),
+    })
+}
+
+fn add_months(ms: i64, months: i64) -> i64 {
+    let day_ms = 86_400_000;
+    let days = ms.div_euclid(day_ms);
+    let rem = ms.rem_euclid(day_ms);
+    let (y, m, d) = civil_from_days(days);
+    let total = y * 12 + i64::from(m) - 1 + months;
+    let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
+    // JavaScript's setUTCMonth overflows a too-large day into the next month.
+    let first = days_from_civil(ny, nm, 1);
+    (first + i64::from(d) - 1) * day_ms + rem
+}
+
+/// Date windows and content filters of `search` (list parity).
+#[derive(Debug, Default, clap::Args)]
+pub struct WindowArgs {
+    /// Keep items with a deadline before this time (ISO or relative like +7d)
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
+    pub deadline_before: Option<String>,
+    /// Keep items with a deadline after this time (ISO or relative like -7d)
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
+    pub deadline_after: Option<String>,
+    /// Keep items updated after this time (ISO or relative like -7d)
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
+    pub updated_after: Option<String>,
+    /// Keep items updated before this time (ISO or relative)
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
+    pub updated_before: Option<String>,
+    /// Keep items created after this time (ISO or relative)
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
+    pub created_after: Option<String>,
+    /// Keep items created before this time (ISO or relative)
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
+    pub created_before: Option<String>,
+    /// Keep items with comments
+    #[arg(long, conflicts_with = "no_comments")]
+    pub has_comments: bool,
+    /// Keep items without comments
+    #[arg(long)]
+    pub no_comments: bool,
+    /// Keep items with notes
+    #[arg(long, conflicts_with = "no_notes")]
+    pub has_notes: bool,
+    /// Keep items without notes
+    #[arg(long)]
+    pub no_notes: bool,
+    /// Keep items with learnings
+    #[arg(long, conflicts_with = "no_learnings")]
+    pub has_learnings: bool,
+    /// Keep items without learnings
+    #[arg(long)]
+    pub no_learnings: bool,
+    /// Keep items with linked files
+    #[arg(long, conflicts_with = "no_files")]
+    pub has_files: bool,
+    /// Keep items without linked files
+    #[arg(long)]
+    pub no_files: bool,
+    /// Keep items with linked docs
+    #[arg(long, conflicts_with = "no_docs")]
+    pub has_docs: bool,
+    /// Keep items without linked docs
+    #[arg(long)]
+    pub no_docs: bool,
+    /// Keep items with linked tests
+    #[arg(long, conflicts_with = "no_tests")]
+    pub has_tests: bool,
+    /// Keep items without linked tests
+    #[arg(long)]
+    pub no_tests: bool,
+    /// Keep items with dependencies
+    #[arg(long, conflicts_with = "no_deps")]
+    pub has_deps: bool,
+    /// Keep items without dependencies
+    #[arg(long)]
+    pub no_deps: bool,
+    /// Keep items with a non-empty body
+    #[arg(long, conflicts_with = "empty_body")]
+    pub has_body: bool,
+    /// Keep items with an empty body
+    #[arg(long)]
+    pub empty_body: bool,
+}
+
+impl WindowArgs {
+    /// Adds the windows and content filters to `query`.
+    ///
+    /// # Errors
+    /// `invalid_argument_value` for a malformed time.
+    pub fn apply(&self, now_ms: i64, query: &mut Query) -> Result<()> {
+        let bound = |flag: &str, raw: &Option<String>| -> Result<Option<i64>> {
+            raw.as_deref()
+                .filter(|r| !r.trim().is_empty())
+                .map(|r| time_bound(flag, r, now_ms))
+                .transpose()
+        };
+        query.deadline = TimeWindow {
+            after: bound("--deadline-after", &self.deadline_after)?,
+            before: bound("--deadline-before", &self.deadline_before)?,
+        };
+        query.updated = TimeWindow {
+            after: bound("--updated-after", &self.updated_after)?,
+            before: bound("--updated-before", &self.updated_before)?,
+        };
+        query.created = TimeWindow {
+            after: bound("--created-after", &self.created_after)?,
+            before: bound("--created-before", &self.created_before)?,
+        };
+        let pairs = [
+            (Content::Comments, self.has_comments, self.no_comments),
+            (Content::Notes, self.has_notes, self.no_notes),
+            (Content::Learnings, self.has_learnings, self.no_learnings),
+            (Content::Files, self.has_files, self.no_files),
+            (Content::Docs, self.has_docs, self.no_docs),
+            (Content::Tests, self.has_tests, self.no_tests),
+            (Content::Deps, self.has_deps, self.no_deps),
+            (Content::Body, self.has_body, self.empty_body),
+        ];
+        for (content, has, lacks) in pairs {
+            if has || lacks {
+                query.content.push(ContentFilter {
+                    content,
+                    present: has,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the windows given on the command line to pm's compact filter echo.
+    pub fn echo_into(&self, m: &mut Map<String, Value>) {
+        for (key, value) in [
+            ("deadline_before", &self.deadline_before),
+            ("deadline_after", &self.deadline_after),
+            ("updated_after", &self.updated_after),
+            ("updated_before", &self.updated_before),
+            ("created_after", &self.created_after),
+            ("created_before", &self.created_before),
+        ] {
+            if let Some(v) = value {
+                m.insert(key.into(), Value::String(v.clone()));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_bounds() -> Result<()> {
+        let now = parse_timestamp("2026-01-31T12:00:00.000Z").unwrap_or_default();
+        let day = 86_400_000;
+        assert_eq!(time_bound("--x", "-7d", now)?, now - 7 * day);
+        assert_eq!(time_bound("--x", "+2w", now)?, now + 14 * day);
+        assert_eq!(time_bound("--x", "3h", now)?, now + 3 * 3_600_000);
+        // 31 January + 1 month overflows into March like JavaScript's setUTCMonth.
+        assert_eq!(
+            time_bound("--x", "+1m", now)?,
+            parse_timestamp("2026-03-03T12:00:00.000Z").unwrap_or_default()
+        );
+        assert!(time_bound("--x", "7x", now).is_err());
+        assert_eq!(
+            time_bound("--x", "2026-01-01T00:00:00.000Z", now)?,
+            parse_timestamp("2026-01-01T00:00:00.000Z").unwrap_or_default()
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn csv_values_split_and_trim() {
+        let v = vec!["a, b".to_owned(), "".to_owned(), "c".to_owned()];
+        assert_eq!(csv_values(&v), ["a", "b", "c"]);
+        assert_eq!(raw(&v).as_deref(), Some("a, b,,c"));
+    }
+}

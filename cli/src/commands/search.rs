@@ -1,0 +1,604 @@
+//! `pm search <keywords…>`: keyword search with pm's scoring (engine `rank::search`), inline
+//! `field:value` filters, list-parity filters, compact/full/fields rows and query cursors.
+
+use pm_engine::query::{Query, Sort};
+use pm_engine::rank::search::{
+    HitKey, KeywordQuery, MatchMode, SearchHit, SearchTuning, compare_hits, contains_phrase,
+    normalize_phrase, parse_inline_filters, score_document,
+};
+use pm_engine::schema::load;
+use pm_engine::summary::ItemSummary;
+use pm_engine::{Error, Result, UsageKind};
+use pm_index::Index;
+use serde_json::{Map, Value, json};
+
+use super::rank_filters::{ItemFilterArgs, WindowArgs, csv_values, raw, status_filter};
+use super::search_rows::{Projection, project_rows};
+use crate::ctx::Ctx;
+use crate::progress::index_options;
+use crate::read_output::{
+    Finished, ReadMeta, Surface, finish_read, intent, paginate, query_fingerprint,
+};
+use crate::render::Format;
+
+/// Search items by keyword with pm's weighted substring scoring
+///
+/// Every query token (whitespace-separated, lowercased) counts as a substring of title (48),
+/// description (5), tags (6), status (2), body, comments, notes, learnings and plan text (1),
+/// reminders and events (2) and dependency edges (3); exact title words add 10 each, a
+/// multi-word query adds phrase bonuses, and an item id scores 1000 (900 without prefix).
+/// Inline tag:/status:/type:/priority: tokens become filters. All statuses are searched.
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// Keywords; inline tag:X, status:X, type:X and priority:N tokens become filters
+    #[arg(value_name = "KEYWORDS", required = true, num_args = 1..)]
+    pub keywords: Vec<String>,
+
+    /// Search mode: keyword (semantic and hybrid are refused)
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+
+    /// Semantic search (refused: not supported)
+    #[arg(long)]
+    pub semantic: bool,
+
+    /// Hybrid search (refused: not supported)
+    #[arg(long)]
+    pub hybrid: bool,
+
+    /// How tokens combine: or (default, all-terms bonus), and (all required), exact (phrase)
+    #[arg(long, value_name = "and|or|exact")]
+    pub match_mode: Option<String>,
+
+    /// Drop hits scoring below this (default settings.search.score_threshold, 0)
+    #[arg(long, value_name = "N")]
+    pub min_score: Option<String>,
+
+    /// Print only the number of matches
+    #[arg(long)]
+    pub count: bool,
+
+    /// Keep only items whose whole title equals the query
+    #[arg(long)]
+    pub title_exact: bool,
+
+    /// Keep only items containing the query as a contiguous phrase
+    #[arg(long)]
+    pub phrase_exact: bool,
+
+    /// Keep items with these statuses, or all (default: every status)
+    #[arg(long, value_name = "STATUS")]
+    pub status: Vec<String>,
+
+    /// Item filters.
+    #[command(flatten)]
+    pub filters: ItemFilterArgs,
+
+    /// Date windows and content presence.
+    #[command(flatten)]
+    pub windows: WindowArgs,
+
+    /// Compact rows: id, title, status, type, priority, updated_at, score, matched_fields
+    #[arg(long, conflicts_with_all = ["full", "fields"])]
+    pub compact: bool,
+
+    /// Full rows: {item, score, matched_fields}
+    #[arg(long, conflicts_with = "fields")]
+    pub full: bool,
+
+    /// Rows with these fields (item fields, item.<field>, score, matched_fields)
+    #[arg(long, value_name = "CSV")]
+    pub fields: Option<String>,
+
+    /// Return at most N hits (default settings.search.max_results, 50)
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub limit: Option<String>,
+
+    /// Continue after a previous page's next_cursor
+    #[arg(long, value_name = "CURSOR")]
+    pub after: Option<String>,
+
+    /// Output format for this read: toon or json
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+
+    /// Context intent: discover (compact rows sized to its token budget)
+    #[arg(long = "for", value_name = "INTENT")]
+    pub for_intent: Option<String>,
+
+    /// Token budget of the --for intent (at least 256)
+    #[arg(long, value_name = "N")]
+    pub token_budget: Option<String>,
+}
+
+fn usage(message: &str) -> Error {
+    Error::Usage {
+        kind: UsageKind::InvalidValue,
+        detail: message.into(),
+        flag: None,
+        value: None,
+        suggestions: Box::default(),
+        allowed: Box::default(),
+    }
+}
+
+fn invalid(field: &str, value: &str, reason: &str, allowed: &[&str]) -> Error {
+    Error::InvalidArgument {
+        field: field.into(),
+        value: value.into(),
+        reason: reason.into(),
+        allowed: allowed.iter().map(|s| (*s).to_owned()).collect(),
+    }
+}
+
+/// Parses pm's `--limit`: a non-negative integer.
+pub fn parse_limit(raw: &str, flag: &str) -> Result<usize> {
+    raw.trim()
+        .parse::<usize>()
+        .map_err(|_| invalid(flag, raw, "must be a non-negative integer", &[]))
+}
+
+fn mode_of(args: &SearchArgs) -> Result<()> {
+    let requested = match (&args.mode, args.semantic, args.hybrid) {
+        (_, true, _) => Some("semantic".to_owned()),
+        (_, _, true) => Some("hybrid".to_owned()),
+        (Some(m), ..) => Some(m.trim().to_ascii_lowercase()),
+        _ => None,
+    };
+    match requested.as_deref() {
+        None | Some("keyword") => Ok(()),
+        Some(m @ ("semantic" | "hybrid")) => Err(Error::UnsupportedSearchMode { mode: m.into() }),
+        Some(other) => Err(invalid(
+            "--mode",
+            other,
+            "Search mode must be one of keyword|semantic|hybrid",
+            &["keyword", "semantic", "hybrid"],
+        )),
+    }
+}
+
+/// Runs the search and the read-output layer.
+///
+/// # Errors
+/// `unsupported_search_mode`; `invalid_argument_value` for bad modes, filters, limits or
+/// scores; `invalid_query_cursor`; `not_in_project`; the read-output refusals.
+pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<Finished> {
+    mode_of(args)?;
+    let raw_query = args.keywords.join(" ");
+    let inline = parse_inline_filters(&raw_query);
+    if !inline.filters.is_empty() && inline.residual.trim().is_empty() {
+        return Err(usage(
+            "Inline field:value tokens consumed the entire query, leaving no search terms.",
+        ));
+    }
+    let query_text = if inline.filters.is_empty() {
+        raw_query.clone()
+    } else {
+        inline.residual.clone()
+    };
+    let keyword =
+        KeywordQuery::new(&query_text).ok_or_else(|| usage("Search query must not be empty"))?;
+    let match_mode = match &args.match_mode {
+        None => MatchMode::Or,
+        Some(raw) => MatchMode::parse(raw).ok_or_else(|| {
+            invalid(
+                "--match-mode",
+                raw,
+                "Search --match-mode must be one of and|or|exact",
+                &["and", "or", "exact"],
+            )
+        })?,
+    };
+    let min_score = match args.min_score.as_deref().filter(|s| !s.is_empty()) {
+        None => None,
+        Some(raw) => Some(
+            raw.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| {
+                    invalid(
+                        "--min-score",
+                        raw,
+                        "Search --min-score must be a finite number >= 0",
+                        &[],
+                    )
+                })?,
+        ),
+    };
+    if args.after.is_some() && args.count {
+        return Err(usage("Search --after cannot be combined with --count."));
+    }
+    let explicit_limit = args
+        .limit
+        .as_deref()
+        .map(|l| parse_limit(l, "--limit"))
+        .transpose()?;
+    let resolved_intent = intent::resolve(
+        Surface::Search,
+        args.for_intent.as_deref(),
+        args.token_budget.as_deref(),
+        explicit_limit.map(|l| l as u64),
+    )?;
+
+    // Inline tokens apply only where the flag is unset; otherwise they warn.
+    let mut warnings = Vec::new();
+    let mut status = args.status.clone();
+    let mut filters = args.filters.clone();
+    for (field, value) in &inline.filters {
+        let slot = match *field {
+            "tag" => &mut filters.tag,
+            "status" => &mut status,
+            "type" => &mut filters.item_type,
+            _ => &mut filters.priority,
+        };
+        if csv_values(slot).is_empty() {
+            *slot = vec![value.clone()];
+        } else {
+            warnings.push(format!(
+                "search_inline_filter_ignored:{field}:flag_takes_precedence"
+            ));
+        }
+    }
+
+    let tracker = ctx.tracker()?;
+    let loaded = load(&tracker, &ctx.settings_env())?;
+    let schema = &loaded.schema;
+    let mut query = Query {
+        status: status_filter(schema, &status)?,
+        ..Query::default()
+    };
+    filters.apply(schema, &mut query)?;
+    let windows_used = [
+        &args.windows.deadline_before,
+        &args.windows.deadline_after,
+        &args.windows.updated_after,
+        &args.windows.updated_before,
+        &args.windows.created_after,
+        &args.windows.created_before,
+    ]
+    .iter()
+    .any(|w| w.is_some());
+    let now_ms = if windows_used { ctx.clock.now_ms() } else { 0 };
+    args.windows.apply(now_ms, &mut query)?;
+
+    let settings = &loaded.settings;
+    let tuning = SearchTuning::from_settings(
+        settings
+            .effective()
+            .get("search")
+            .and_then(|s| s.get("tuning"))
+            .and_then(Value::as_object),
+    );
+    let threshold = min_score.unwrap_or_else(|| settings.search_score_threshold());
+    let id_prefix = settings.id_prefix_raw().to_owned();
+
+    let index = Index::open(&tracker, schema, index_options(ctx));
+    let candidates = index.summaries(&query, &Sort::default_order())?;
+    let paths: Vec<String> = candidates.items.iter().map(|s| s.path.clone()).collect();
+    let (docs, _) = index.documents(&paths)?;
+
+    let mut scored: Vec<(SearchHit, &ItemSummary, pm_engine::item::ItemDoc)> = Vec::new();
+    for (summary, doc) in candidates.items.iter().zip(docs) {
+        let Some(doc) = doc else { continue };
+        let title_norm = normalize_phrase(doc.str_field("title").unwrap_or_default());
+        if args.title_exact && title_norm != keyword.normalized {
+            continue;
+        }
+        let phrase_required = args.phrase_exact || match_mode == MatchMode::Exact;
+        if phrase_required && !contains_phrase(&doc, &keyword.normalized) {
+            continue;
+        }
+        let coverage = match_mode == MatchMode::Or;
+        let Some(hit) = score_document(&doc, &keyword, &tuning, &id_prefix, "", coverage) else {
+            continue;
+        };
+        if match_mode == MatchMode::And && !hit.matched_all_terms {
+            continue;
+        }
+        if !hit.exact_id && hit.score < threshold {
+            continue;
+        }
+        scored.push((hit, summary, doc));
+    }
+    let key = |(h, s, _): &(SearchHit, &ItemSummary, _)| -> (f64, bool, i64, String, String) {
+        (
+            h.score,
+            s.is_terminal(),
+            s.priority,
+            s.updated_at.clone(),
+            s.id.clone(),
+        )
+    };
+    scored.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        compare_hits(
+            &HitKey {
+                score: ka.0,
+                terminal: ka.1,
+                priority: ka.2,
+                updated_at: &ka.3,
+                id: &ka.4,
+            },
+            &HitKey {
+                score: kb.0,
+                terminal: kb.1,
+                priority: kb.2,
+                updated_at: &kb.3,
+                id: &kb.4,
+            },
+        )
+    });
+    let total = scored.len();
+
+    let projection = Projection::resolve(
+        args.compact || resolved_intent.is_some(),
+        args.full,
+        args.fields.as_deref(),
+        &query_text,
+    )?;
+    let compact_echo = projection.is_compact();
+    let mut filter_echo = Map::new();
+    if compact_echo {
+        compact_filter_echo(
+            &mut filter_echo,
+            &status,
+            &filters,
+            args,
+            match_mode,
+            threshold,
+        );
+    } else {
+        verbose_filter_echo(
+            &mut filter_echo,
+            &status,
+            &filters,
+            args,
+            match_mode,
+            threshold,
+        );
+    }
+
+    let mut env = Map::new();
+    env.insert("query".into(), json!(query_text.trim()));
+    env.insert("mode".into(), json!("keyword"));
+    if !compact_echo {
+        let source = if args.mode.is_some() {
+            "explicit"
+        } else {
+            "auto"
+        };
+        env.insert("mode_source".into(), json!(source));
+    }
+    if args.count {
+        env.insert("items".into(), json!([]));
+        env.insert("count".into(), json!(total));
+        env.insert("total".into(), json!(total));
+        env.insert("count_only".into(), json!(true));
+    } else {
+        let limit = resolved_intent
+            .as_ref()
+            .and_then(|i| i.ceiling.as_ref())
+            .map(|c| c.limit as usize)
+            .or(explicit_limit)
+            .unwrap_or(settings.search_max_results() as usize);
+        let ids: Vec<&str> = scored.iter().map(|(h, ..)| h.id.as_str()).collect();
+        let fingerprint = query_fingerprint(
+            "search",
+            &json!({"query": query_text.trim(), "mode": "keyword", "options": semantic_options(&status, &filters, args, match_mode)}),
+        );
+        let page = paginate(&ids, args.after.as_deref(), &fingerprint, limit)?;
+        let rows = project_rows(&scored[page.start..page.end], &projection);
+        let count = rows.len();
+        env.insert("items".into(), Value::Array(rows));
+        env.insert("count".into(), json!(count));
+        if count < total {
+            env.insert("total".into(), json!(total));
+        }
+        env.insert("applied_limit".into(), json!(limit));
+        if page.has_more {
+            env.insert("has_more".into(), json!(true));
+            env.insert("truncated".into(), json!(true));
+        }
+        if let Some(next) = page.next_cursor {
+            env.insert("next_cursor".into(), json!(next));
+        }
+    }
+    env.insert("filters".into(), Value::Object(filter_echo));
+    if !compact_echo {
+        env.insert("projection".into(), projection.echo());
+        env.insert("now".into(), json!(ctx.clock.now_iso()));
+    }
+    if !warnings.is_empty() {
+        env.insert("warnings".into(), json!(warnings));
+    }
+
+    let mut meta = ReadMeta::new(Surface::Search, "search")
+        .legacy_switch("--compact", args.compact)
+        .legacy_switch("--full", args.full)
+        .legacy_value("--fields", args.fields.as_deref())
+        .legacy_value("--limit", args.limit.as_deref())
+        .legacy_value("--after", args.after.as_deref());
+    meta.after = args.after.clone();
+    meta.intent = resolved_intent;
+    meta.operand = Some(raw_query);
+    let format = ctx.read_output.resolve_format(ctx.format, args.format);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+}
+
+/// The filters that change which hits a query returns, for its cursor fingerprint.
+fn semantic_options(
+    status: &[String],
+    filters: &ItemFilterArgs,
+    args: &SearchArgs,
+    match_mode: MatchMode,
+) -> Value {
+    let mut m = Map::new();
+    let mut put = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            m.insert(k.into(), json!(v));
+        }
+    };
+    put("status", raw(status));
+    put("type", raw(&filters.item_type));
+    put("tag", raw(&filters.tag));
+    put("priority", raw(&filters.priority));
+    put("assignee", raw(&filters.assignee));
+    put("assigneeFilter", filters.assignee_filter.clone());
+    put("sprint", raw(&filters.sprint));
+    put("release", raw(&filters.release));
+    put("parent", filters.parent.clone());
+    put("deadlineBefore", args.windows.deadline_before.clone());
+    put("deadlineAfter", args.windows.deadline_after.clone());
+    put("updatedAfter", args.windows.updated_after.clone());
+    put("updatedBefore", args.windows.updated_before.clone());
+    put("createdAfter", args.windows.created_after.clone());
+    put("createdBefore", args.windows.created_before.clone());
+    put("minScore", args.min_score.clone());
+    if match_mode != MatchMode::Or {
+        m.insert("matchMode".into(), json!(match_mode.as_str()));
+    }
+    for (k, on) in [
+        ("titleExact", args.title_exact),
+        ("phraseExact", args.phrase_exact),
+    ] {
+        if on {
+            m.insert(k.into(), json!(true));
+        }
+    }
+    Value::Object(m)
+}
+
+fn status_echo(status: &[String]) -> Option<Value> {
+    let raw = raw(status)?;
+    let all = csv_values(status).len() == 1 && raw.trim().eq_ignore_ascii_case("all");
+    Some(json!(if all { "all".to_owned() } else { raw }))
+}
+
+fn content_echo(m: &mut Map<String, Value>, w: &WindowArgs) {
+    for (k, on) in [
+        ("has_comments", w.has_comments),
+        ("no_comments", w.no_comments),
+        ("has_notes", w.has_notes),
+        ("no_notes", w.no_notes),
+        ("has_learnings", w.has_learnings),
+        ("no_learnings", w.no_learnings),
+        ("has_files", w.has_files),
+        ("no_files", w.no_files),
+        ("has_docs", w.has_docs),
+        ("no_docs", w.no_docs),
+        ("has_tests", w.has_tests),
+        ("no_tests", w.no_tests),
+        ("has_deps", w.has_deps),
+        ("no_deps", w.no_deps),
+        ("has_body", w.has_body),
+        ("empty_body", w.empty_body),
+    ] {
+        if on {
+            m.insert(k.into(), json!(true));
+        }
+    }
+}
+
+/// pm's compact echo: only the options that were given.
+fn compact_filter_echo(
+    m: &mut Map<String, Value>,
+    status: &[String],
+    f: &ItemFilterArgs,
+    args: &SearchArgs,
+    match_mode: MatchMode,
+    threshold: f64,
+) {
+    if let Some(s) = status_echo(status) {
+        m.insert("status".into(), s);
+    }
+    for (k, v) in [
+        ("type", raw(&f.item_type)),
+        ("tag", raw(&f.tag)),
+        ("priority", raw(&f.priority)),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.into(), json!(v));
+        }
+    }
+    let w = &args.windows;
+    for (k, v) in [
+        ("deadline_before", &w.deadline_before),
+        ("deadline_after", &w.deadline_after),
+        ("updated_after", &w.updated_after),
+        ("updated_before", &w.updated_before),
+        ("created_after", &w.created_after),
+        ("created_before", &w.created_before),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.into(), json!(v));
+        }
+    }
+    for (k, v) in [
+        ("assignee", raw(&f.assignee)),
+        ("sprint", raw(&f.sprint)),
+        ("release", raw(&f.release)),
+        ("parent", f.parent.clone()),
+    ] {
+        if let Some(v) = v {
+            m.insert(k.into(), json!(v));
+        }
+    }
+    content_echo(m, w);
+    if match_mode != MatchMode::Or {
+        m.insert("match_mode".into(), json!(match_mode.as_str()));
+    }
+    if args.title_exact {
+        m.insert("title_exact".into(), json!(true));
+    }
+    if args.phrase_exact {
+        m.insert("phrase_exact".into(), json!(true));
+    }
+    if threshold > 0.0 {
+        m.insert("score_threshold".into(), number(threshold));
+    }
+    if let Some(limit) = &args.limit {
+        m.insert("limit".into(), json!(limit));
+    }
+}
+
+fn number(v: f64) -> Value {
+    pm_engine::json::number_from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// pm's verbose echo (full and fields projections): every key, `null` when unset.
+fn verbose_filter_echo(
+    m: &mut Map<String, Value>,
+    status: &[String],
+    f: &ItemFilterArgs,
+    args: &SearchArgs,
+    match_mode: MatchMode,
+    threshold: f64,
+) {
+    let v = |o: Option<String>| o.map_or(Value::Null, Value::String);
+    let w = &args.windows;
+    m.insert("mode".into(), json!("keyword"));
+    m.insert("match_mode".into(), json!(match_mode.as_str()));
+    m.insert("status".into(), status_echo(status).unwrap_or(json!("all")));
+    m.insert("type".into(), v(raw(&f.item_type)));
+    m.insert("tag".into(), v(raw(&f.tag)));
+    m.insert("priority".into(), v(raw(&f.priority)));
+    m.insert("deadline_before".into(), v(w.deadline_before.clone()));
+    m.insert("deadline_after".into(), v(w.deadline_after.clone()));
+    m.insert("updated_after".into(), v(w.updated_after.clone()));
+    m.insert("updated_before".into(), v(w.updated_before.clone()));
+    m.insert("created_after".into(), v(w.created_after.clone()));
+    m.insert("created_before".into(), v(w.created_before.clone()));
+    m.insert("assignee".into(), v(raw(&f.assignee)));
+    m.insert("sprint".into(), v(raw(&f.sprint)));
+    m.insert("release".into(), v(raw(&f.release)));
+    m.insert("parent".into(), v(f.parent.clone()));
+    content_echo(m, w);
+    m.insert("include_linked".into(), json!(false));
+    m.insert("title_exact".into(), json!(args.title_exact));
+    m.insert("phrase_exact".into(), json!(args.phrase_exact));
+    m.insert("score_threshold".into(), number(threshold));
+    m.insert("hybrid_semantic_weight".into(), Value::Null);
+    m.insert("limit".into(), v(args.limit.clone()));
+    m.insert("runtime_filters".into(), json!({}));
+}

@@ -1,0 +1,76 @@
+//! `pm context` focus selection (index-ranking-bench §4.2): non-terminal items in critical
+//! order, relevance-ranked, packed into `max(256, limit × 160)` tokens; the packed items with
+//! an active status form the focus list, those with a blocked status the blocked list.
+
+use crate::rank::critical::compare_critical;
+use crate::rank::next::candidates_of;
+use crate::rank::packer::{self, Packing};
+use crate::rank::relevance::{Ranking, SignalContext, derive_signals, score};
+use crate::schema::{RuntimeSchema, StatusRole};
+use crate::summary::ItemSummary;
+
+/// The ranked focus of a context read.
+#[derive(Clone, Debug)]
+pub struct Focus<'a> {
+    /// The candidates in critical (baseline) order.
+    pub baseline: Vec<&'a ItemSummary>,
+    /// Packed items with an active status, in relevance order.
+    pub active: Vec<&'a ItemSummary>,
+    /// Packed items with a blocked status, in relevance order.
+    pub blocked: Vec<&'a ItemSummary>,
+    /// The relevance ranking of `baseline`.
+    pub ranking: Ranking,
+    /// The packer's selection.
+    pub packing: Packing,
+}
+
+/// Ranks and packs the non-terminal `listed` items.
+pub fn focus<'a>(
+    listed: &[&'a ItemSummary],
+    schema: &RuntimeSchema,
+    ctx: &SignalContext<'_>,
+    token_budget: u64,
+) -> Focus<'a> {
+    let mut baseline: Vec<&ItemSummary> = listed.to_vec();
+    baseline.sort_by(|a, b| compare_critical(a, b, schema));
+    let ranking = score(&derive_signals(&baseline, ctx));
+    let packing = packer::pack(
+        &candidates_of(&baseline, &ranking),
+        token_budget,
+        packer::CONTEXT,
+    );
+    let included: std::collections::BTreeSet<&str> = packing
+        .included
+        .iter()
+        .map(|p| p.candidate.id.as_str())
+        .collect();
+    let ranked: Vec<&ItemSummary> = ranking
+        .ranked
+        .iter()
+        .map(|r| baseline[r.index])
+        .filter(|s| included.contains(s.id.as_str()))
+        .collect();
+    let has = |s: &ItemSummary, role| {
+        schema.statuses.has_role(
+            schema.statuses.resolve(&s.status).unwrap_or(&s.status),
+            role,
+        )
+    };
+    let active = ranked
+        .iter()
+        .copied()
+        .filter(|s| has(s, StatusRole::Active))
+        .collect();
+    let blocked = ranked
+        .iter()
+        .copied()
+        .filter(|s| has(s, StatusRole::Blocked))
+        .collect();
+    Focus {
+        baseline,
+        active,
+        blocked,
+        ranking,
+        packing,
+    }
+}
