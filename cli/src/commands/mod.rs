@@ -2,6 +2,7 @@
 //! Each command lives in `commands/<name>.rs` as `XxxArgs`, `cmd_xxx` and `XxxOutput`.
 
 mod append;
+mod bench;
 mod claim;
 mod close;
 mod comments;
@@ -25,8 +26,10 @@ use std::io::{self, Write};
 
 use pm_engine::Result;
 use pm_engine::mutate::{AnnotationKind, LinkKind};
+use serde_json::Value;
 
 pub use append::{AppendArgs, cmd_append};
+pub use bench::{BenchArgs, BenchCommand, BenchGenerateArgs, cmd_bench};
 pub use claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
 pub use close::{CloseArgs, cmd_close};
 pub use comments::{AnnotationArgs, AnnotationOutput, cmd_annotation};
@@ -81,6 +84,7 @@ pub enum Command {
     Docs(LinksArgs),
     Deps(DepsArgs),
     HistoryRepair(HistoryRepairArgs),
+    Bench(BenchArgs),
 }
 
 impl Command {
@@ -111,6 +115,7 @@ impl Command {
             Command::Docs(_) => "docs",
             Command::Deps(_) => "deps",
             Command::HistoryRepair(_) => "history-repair",
+            Command::Bench(_) => "bench",
         }
     }
 
@@ -143,7 +148,8 @@ impl Command {
             | Command::Files(_)
             | Command::Docs(_)
             | Command::Deps(_)
-            | Command::HistoryRepair(_) => CommandKind::NotRead,
+            | Command::HistoryRepair(_)
+            | Command::Bench(_) => CommandKind::NotRead,
         }
     }
 }
@@ -166,6 +172,8 @@ pub enum CommandOutput {
     Reindex(ReindexOutput),
     /// `pm where`.
     Where(WhereOutput),
+    /// `pm bench generate`: the fixture manifest.
+    Bench(Value),
     /// `pm get`.
     Get(Box<GetOutput>),
     /// `pm history`; `strict` is `--strict-exit`.
@@ -213,6 +221,7 @@ impl CommandOutput {
             CommandOutput::Health(output) => render(output, format, out),
             CommandOutput::Reindex(output) => render(output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
+            CommandOutput::Bench(manifest) => render(manifest, format, out),
             CommandOutput::Get(output) => render(&**output, format, out),
             CommandOutput::History { output, .. } => render(&**output, format, out),
             CommandOutput::Validate { output, .. } => render(&**output, format, out),
@@ -262,6 +271,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Health(args) => cmd_health(ctx, args).map(CommandOutput::Health),
         Command::Reindex(args) => cmd_reindex(ctx, args).map(CommandOutput::Reindex),
         Command::Where(args) => cmd_where(ctx, args).map(CommandOutput::Where),
+        Command::Bench(args) => cmd_bench(ctx, args).map(CommandOutput::Bench),
         Command::Get(args) => cmd_get(ctx, args).map(|o| CommandOutput::Get(Box::new(o))),
         Command::History(args) => cmd_history(ctx, args).map(|o| CommandOutput::History {
             output: Box::new(o),
