@@ -4,6 +4,7 @@
 #[allow(dead_code)]
 mod common;
 
+mod test_bench;
 mod test_concurrency;
 mod test_contracts;
 mod test_crash;

@@ -5,6 +5,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod atomic;
+pub mod bench_corpus;
 pub mod clock;
 pub mod collate;
 pub mod commit;

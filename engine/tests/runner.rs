@@ -1,5 +1,6 @@
 //! The single integration-test binary of pm-engine; every `tests/test_*.rs` is declared here.
 
+mod test_bench_corpus;
 mod test_forgotten_files;
 mod test_history_corpus;
 mod test_init_golden;

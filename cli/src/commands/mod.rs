@@ -3,6 +3,7 @@
 
 mod agenda;
 mod append;
+mod bench;
 mod claim;
 mod close;
 mod comments;
@@ -43,8 +44,10 @@ use std::io::{self, Write};
 
 use pm_engine::Result;
 use pm_engine::mutate::{AnnotationKind, LinkKind};
+use serde_json::Value;
 
 pub use append::{AppendArgs, cmd_append};
+pub use bench::{BenchArgs, BenchCommand, BenchGenerateArgs, cmd_bench};
 pub use claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
 pub use close::{CloseArgs, cmd_close};
 pub use comments::{AnnotationArgs, AnnotationOutput, cmd_annotation};
@@ -133,6 +136,7 @@ pub enum Command {
     Next(NextArgs),
     #[command(visible_alias = "ctx")]
     Context(ContextArgs),
+    Bench(BenchArgs),
 }
 
 impl Command {
@@ -179,6 +183,7 @@ impl Command {
             Command::Search(_) => "search",
             Command::Next(_) => "next",
             Command::Context(_) => "context",
+            Command::Bench(_) => "bench",
         }
     }
 
@@ -226,6 +231,7 @@ impl Command {
             | Command::Stats(_)
             | Command::Get(_) => CommandKind::Read,
             Command::Search(_) | Command::Next(_) | Command::Context(_) => CommandKind::Read,
+            Command::Bench(_) => CommandKind::NotRead,
         }
     }
 
@@ -267,6 +273,8 @@ pub enum CommandOutput {
     Reindex(ReindexOutput),
     /// `pm where`.
     Where(WhereOutput),
+    /// `pm bench generate`: the fixture manifest.
+    Bench(Value),
     /// `pm history`; `strict` is `--strict-exit`.
     History {
         /// The envelope.
@@ -321,6 +329,7 @@ impl CommandOutput {
             CommandOutput::Health(output) => render(output, format, out),
             CommandOutput::Reindex(output) => render(output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
+            CommandOutput::Bench(manifest) => render(manifest, format, out),
             CommandOutput::History { output, .. } => render(&**output, format, out),
             CommandOutput::Validate { output, .. } => render(&**output, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
@@ -379,6 +388,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Reindex(args) => cmd_reindex(ctx, args).map(CommandOutput::Reindex),
         Command::Where(args) => cmd_where(ctx, args).map(CommandOutput::Where),
         Command::Get(args) => cmd_get(ctx, args).map(CommandOutput::Read),
+        Command::Bench(args) => cmd_bench(ctx, args).map(CommandOutput::Bench),
         Command::History(args) => cmd_history(ctx, args).map(|o| CommandOutput::History {
             output: Box::new(o),
             strict: args.strict_exit,
