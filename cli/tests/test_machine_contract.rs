@@ -30,7 +30,11 @@ const SETUP: &[(&str, &[&str])] = &[
 
 /// Arguments a command needs beyond its synthesized operands (a flag pm requires itself).
 /// `{other}` is a second item of the seeded tracker.
-const EXTRA_ARGS: &[(&str, &[&str])] = &[("deps", &["--add", "{other}"])];
+const EXTRA_ARGS: &[(&str, &[&str])] = &[
+    ("deps", &["--add", "{other}"]),
+    // The outside-a-tracker arm runs twice in one directory; the second run replaces the fixture.
+    ("bench generate", &["--force"]),
+];
 
 /// The second item of the seeded tracker.
 const OTHER: &str = "pm-gate2";
@@ -151,6 +155,8 @@ fn synthesize(arg: &clap::Arg, name: &str, needs_id: &mut bool) -> String {
         }
         "TYPE" => "task".into(),
         "VERSION" | "N" => "1".into(),
+        "N|TIER" => "2".into(),
+        "DIR" => "gate-fixture".into(),
         _ => "contract gate".into(),
     }
 }

@@ -413,11 +413,25 @@ pub fn ensure_dir(paths: &IndexPaths) -> std::io::Result<()> {
     }
     match entry(&paths.dir)? {
         Entry::Dir => Ok(()),
-        Entry::Absent => std::fs::create_dir(&paths.dir),
+        Entry::Absent => create_dir_raced(&paths.dir),
         Entry::Symlink | Entry::File | Entry::Other => {
             std::fs::remove_file(&paths.dir)?;
-            std::fs::create_dir(&paths.dir)
+            create_dir_raced(&paths.dir)
         }
+    }
+}
+
+/// Creates `dir`; another process creating the same directory at the same moment is success
+/// (two readers may both find the index missing and race to build it).
+fn create_dir_raced(dir: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Err(e)
+            if e.kind() == std::io::ErrorKind::AlreadyExists
+                && std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) =>
+        {
+            Ok(())
+        }
+        other => other,
     }
 }
 

@@ -294,13 +294,24 @@ fn concurrent_rebuilds_serialize() -> TestResult {
                 })
             })
             .collect();
-        let mut generations: Vec<u64> = handles
+        let results: Vec<_> = handles
             .into_iter()
-            .filter_map(|h| h.join().ok().and_then(Result::ok))
+            .map(|h| h.join().map_err(|_| "rebuild panicked".to_string()))
             .collect();
+        let mut generations: Vec<u64> = Vec::new();
+        for result in &results {
+            match result {
+                Ok(Ok(generation)) => generations.push(*generation),
+                other => panic!("a rebuild failed: {other:?}"),
+            }
+        }
         generations.sort_unstable();
         generations.dedup();
-        assert_eq!(generations.len(), 3, "each rebuild made its own generation");
+        assert_eq!(
+            generations.len(),
+            3,
+            "each rebuild made its own generation: {results:?}"
+        );
     });
     assert_eq!(read_is_correct(&f, &schema)?, Source::Index);
     assert!(f.index(&schema).check()?.consistent);
