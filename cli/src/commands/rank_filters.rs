@@ -2,11 +2,13 @@
 //! the engine's `Query`, which alone defines what a filter means, plus pm's filter echo.
 
 use pm_engine::clock::{civil_from_days, days_from_civil};
-use pm_engine::query::{Assignment, Content, ContentFilter, Query, StatusFilter, TimeWindow};
+use pm_engine::query::{Assignment, ContentFilter, Query, StatusFilter, TimeWindow};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::timestamp::parse_timestamp;
 use pm_engine::{Error, Result};
 use serde_json::{Map, Value};
+
+use super::list_switches::ContentArgs;
 
 /// Filters shared by `search`, `context` and `next`.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -269,54 +271,9 @@ pub struct WindowArgs {
     /// Keep items created before this time (ISO or relative)
     #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub created_before: Option<String>,
-    /// Keep items with comments
-    #[arg(long, conflicts_with = "no_comments")]
-    pub has_comments: bool,
-    /// Keep items without comments
-    #[arg(long)]
-    pub no_comments: bool,
-    /// Keep items with notes
-    #[arg(long, conflicts_with = "no_notes")]
-    pub has_notes: bool,
-    /// Keep items without notes
-    #[arg(long)]
-    pub no_notes: bool,
-    /// Keep items with learnings
-    #[arg(long, conflicts_with = "no_learnings")]
-    pub has_learnings: bool,
-    /// Keep items without learnings
-    #[arg(long)]
-    pub no_learnings: bool,
-    /// Keep items with linked files
-    #[arg(long, conflicts_with = "no_files")]
-    pub has_files: bool,
-    /// Keep items without linked files
-    #[arg(long)]
-    pub no_files: bool,
-    /// Keep items with linked docs
-    #[arg(long, conflicts_with = "no_docs")]
-    pub has_docs: bool,
-    /// Keep items without linked docs
-    #[arg(long)]
-    pub no_docs: bool,
-    /// Keep items with linked tests
-    #[arg(long, conflicts_with = "no_tests")]
-    pub has_tests: bool,
-    /// Keep items without linked tests
-    #[arg(long)]
-    pub no_tests: bool,
-    /// Keep items with dependencies
-    #[arg(long, conflicts_with = "no_deps")]
-    pub has_deps: bool,
-    /// Keep items without dependencies
-    #[arg(long)]
-    pub no_deps: bool,
-    /// Keep items with a non-empty body
-    #[arg(long, conflicts_with = "empty_body")]
-    pub has_body: bool,
-    /// Keep items with an empty body
-    #[arg(long)]
-    pub empty_body: bool,
+    /// `--has-X` / `--no-X` content switches (list parity: one definition in list_switches).
+    #[command(flatten)]
+    pub content: ContentArgs,
 }
 
 impl WindowArgs {
@@ -343,22 +300,9 @@ impl WindowArgs {
             after: bound("--created-after", &self.created_after)?,
             before: bound("--created-before", &self.created_before)?,
         };
-        let pairs = [
-            (Content::Comments, self.has_comments, self.no_comments),
-            (Content::Notes, self.has_notes, self.no_notes),
-            (Content::Learnings, self.has_learnings, self.no_learnings),
-            (Content::Files, self.has_files, self.no_files),
-            (Content::Docs, self.has_docs, self.no_docs),
-            (Content::Tests, self.has_tests, self.no_tests),
-            (Content::Deps, self.has_deps, self.no_deps),
-            (Content::Body, self.has_body, self.empty_body),
-        ];
-        for (content, has, lacks) in pairs {
-            if has || lacks {
-                query.content.push(ContentFilter {
-                    content,
-                    present: has,
-                });
+        for (_, given, content, present) in self.content.pairs() {
+            if given {
+                query.content.push(ContentFilter { content, present });
             }
         }
         Ok(())

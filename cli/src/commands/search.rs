@@ -476,26 +476,9 @@ fn status_echo(status: &[String]) -> Option<Value> {
 }
 
 fn content_echo(m: &mut Map<String, Value>, w: &WindowArgs) {
-    for (k, on) in [
-        ("has_comments", w.has_comments),
-        ("no_comments", w.no_comments),
-        ("has_notes", w.has_notes),
-        ("no_notes", w.no_notes),
-        ("has_learnings", w.has_learnings),
-        ("no_learnings", w.no_learnings),
-        ("has_files", w.has_files),
-        ("no_files", w.no_files),
-        ("has_docs", w.has_docs),
-        ("no_docs", w.no_docs),
-        ("has_tests", w.has_tests),
-        ("no_tests", w.no_tests),
-        ("has_deps", w.has_deps),
-        ("no_deps", w.no_deps),
-        ("has_body", w.has_body),
-        ("empty_body", w.empty_body),
-    ] {
-        if on {
-            m.insert(k.into(), json!(true));
+    for (key, given, _, _) in w.content.pairs() {
+        if given {
+            m.insert(key.into(), json!(true));
         }
     }
 }
