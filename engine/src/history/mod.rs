@@ -16,7 +16,7 @@ pub use append::append_entry;
 pub use diff::{compare, compare_for_history, item_patch, state_patch};
 pub use entry::{HistoryEntry, PatchOp, PatchOpKind, entry_message};
 pub use patch::{LenientOutcome, PatchError, PatchErrorKind, apply_lenient, apply_strict};
-pub use point::{ReplayError, ReplayedState, replay_to, replay_until};
+pub use point::{HistoryPoint, ReplayError, ReplayedState, replay_point, replay_to, replay_until};
 pub use replay::{
     ChainIssue, ChainIssueKind, ChainReport, DriftMismatch, check_drift, verify_chain,
 };

@@ -4,6 +4,7 @@
 use super::entry::HistoryEntry;
 use super::replay::{ChainIssue, State};
 use crate::clock::EpochMs;
+use crate::error::Error;
 use crate::item::ItemDoc;
 use crate::timestamp::parse_timestamp;
 
@@ -28,6 +29,62 @@ pub enum ReplayError {
     },
     /// An entry's patch did not apply.
     Patch(ChainIssue),
+}
+
+/// A point in an item's history (`get --at`, `restore`): after a number of entries, or as of
+/// an instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HistoryPoint {
+    /// The state after this many history entries (1 = as created).
+    Version(usize),
+    /// The state as of this instant (every entry with `ts` at or before it).
+    At(EpochMs),
+}
+
+impl HistoryPoint {
+    /// Returns an `invalid_argument_value` refusal of this point given as `field`.
+    pub fn refusal(self, field: &str, reason: String) -> Error {
+        Error::InvalidArgument {
+            field: field.into(),
+            value: match self {
+                HistoryPoint::Version(v) => v.to_string(),
+                HistoryPoint::At(ms) => crate::clock::format_iso_ms(ms),
+            },
+            reason,
+            allowed: Vec::new(),
+        }
+    }
+}
+
+/// Replays the stream of item `id` to `point`, refusing as `field` a version past the end and
+/// a history that does not replay.
+///
+/// # Errors
+/// `invalid_argument_value` for both.
+pub fn replay_point(
+    entries: &[HistoryEntry],
+    point: HistoryPoint,
+    id: &str,
+    field: &str,
+) -> Result<ReplayedState, Error> {
+    match point {
+        HistoryPoint::Version(v) => replay_to(entries, v),
+        HistoryPoint::At(ms) => replay_until(entries, ms),
+    }
+    .map_err(|e| {
+        point.refusal(
+            field,
+            match e {
+                ReplayError::VersionOutOfRange { version, entries } => {
+                    format!("version {version} is past the end of the history ({entries} entries)")
+                }
+                ReplayError::Patch(issue) => format!(
+                    "history does not replay to that point ({}); run `pm history-repair {id}`",
+                    issue.code()
+                ),
+            },
+        )
+    })
 }
 
 /// Returns the state after the first `version` entries (`restore <id> <version>`), applying

@@ -3,9 +3,8 @@
 
 use super::MutationContext;
 use super::protocol::{EntryExtras, Mutation, lock_existing, lock_item};
-use crate::clock::EpochMs;
 use crate::error::{Error, Result};
-use crate::history::{ReplayError, read_stream, replay_to, replay_until};
+use crate::history::{HistoryPoint, read_stream, replay_point};
 use crate::item::ItemDoc;
 
 /// Deletes an item (`pm delete <id>`): the file is removed and the history stream kept.
@@ -27,14 +26,8 @@ pub fn delete(ctx: &MutationContext, raw_id: &str, message: Option<String>) -> R
     )
 }
 
-/// Which past state `restore` rebuilds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RestoreTarget {
-    /// The state after this many history entries (1 = as created).
-    Version(usize),
-    /// The state as of this instant (every entry with `ts` at or before it).
-    At(EpochMs),
-}
+/// Which past state `restore` rebuilds (the history point `get --at` reads too).
+pub type RestoreTarget = HistoryPoint;
 
 /// Restores an item to a past state rebuilt from its history (`pm restore <id> <version>`),
 /// also when the item is deleted. The rebuilt document is written as it was, `updated_at`
@@ -59,30 +52,10 @@ pub fn restore(
     if stream.entries.is_empty() && locked.file.is_none() {
         return Err(Error::ItemNotFound { id });
     }
-    let invalid = |reason: String| Error::InvalidArgument {
-        field: "version".into(),
-        value: match target {
-            RestoreTarget::Version(v) => v.to_string(),
-            RestoreTarget::At(ms) => crate::clock::format_iso_ms(ms),
-        },
-        reason,
-        allowed: Vec::new(),
-    };
-    let replayed = match target {
-        RestoreTarget::Version(v) => replay_to(&stream.entries, v),
-        RestoreTarget::At(ms) => replay_until(&stream.entries, ms),
-    }
-    .map_err(|e| match e {
-        ReplayError::VersionOutOfRange { version, entries } => invalid(format!(
-            "version {version} is past the end of the history ({entries} entries)"
-        )),
-        ReplayError::Patch(issue) => invalid(format!(
-            "history does not replay to that point ({}); run `pm history-repair {id}`",
-            issue.code()
-        )),
-    })?;
+    let replayed = replay_point(&stream.entries, target, &id, "version")?;
     if replayed.doc.is_empty() {
-        return Err(invalid(
+        return Err(target.refusal(
+            "version",
             "the item did not exist at that point; use `pm delete` to remove it".into(),
         ));
     }

@@ -4,17 +4,10 @@
 use super::get::{AsOf, GetDepth, ItemView, build_view};
 use super::view::TrackerView;
 use crate::error::{Error, Result};
-use crate::history::{ReplayError, replay_to, replay_until};
+use crate::history::replay_point;
 use crate::timestamp::parse_timestamp;
 
-/// A point in an item's history.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HistoryPoint {
-    /// After this many entries.
-    Version(usize),
-    /// As of this instant (entries up to it).
-    At(i64),
-}
+pub use crate::history::HistoryPoint;
 
 impl HistoryPoint {
     /// Parses `--at`: a non-negative entry count, or an ISO timestamp.
@@ -61,30 +54,9 @@ pub fn get_item_at(
         Err(e) => return Err(e),
     };
     let stream = view.stream(&id)?;
-    let invalid = |reason: String| Error::InvalidArgument {
-        field: "--at".into(),
-        value: match point {
-            HistoryPoint::Version(v) => v.to_string(),
-            HistoryPoint::At(ms) => crate::clock::format_iso_ms(ms),
-        },
-        reason,
-        allowed: Vec::new(),
-    };
-    let replayed = match point {
-        HistoryPoint::Version(v) => replay_to(&stream.entries, v),
-        HistoryPoint::At(ms) => replay_until(&stream.entries, ms),
-    }
-    .map_err(|e| match e {
-        ReplayError::VersionOutOfRange { version, entries } => invalid(format!(
-            "version {version} is past the end of the history ({entries} entries)"
-        )),
-        ReplayError::Patch(issue) => invalid(format!(
-            "history does not replay to that point ({}); run `pm history-repair {id}`",
-            issue.code()
-        )),
-    })?;
+    let replayed = replay_point(&stream.entries, point, &id, "--at")?;
     if replayed.doc.is_empty() {
-        return Err(invalid(format!("{id} did not exist at that point")));
+        return Err(point.refusal("--at", format!("{id} did not exist at that point")));
     }
     let applied = &stream.entries[..replayed.version];
     let mut result = build_view(view, &id, &replayed.doc, applied, depth)?;
