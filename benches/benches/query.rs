@@ -6,6 +6,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use pm_engine::query::{Page, Query, Sort, StatusFilter};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
+use pm_index::source::{SweepScope, digest_sweep};
 use pm_index::{Index, IndexOptions};
 use std::hint::black_box;
 
@@ -45,10 +46,16 @@ fn bench_query(c: &mut Criterion) {
                 });
             });
         }
-        // What every read pays when nothing changed: the streaming digest sweep.
-        group.bench_with_input(BenchmarkId::new("freshness_sweep", n), &n, |b, _| {
-            b.iter(|| black_box(pm_index::source::digest_sweep(&tracker, &schema).expect("sweep")));
-        });
+        // What every read pays when nothing changed: the streaming digest sweep, of the item
+        // folders (list, search, context, next) and of everything (events, stats).
+        for (name, scope) in [
+            ("freshness_sweep_items", SweepScope::Items),
+            ("freshness_sweep_all", SweepScope::All),
+        ] {
+            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+                b.iter(|| black_box(digest_sweep(&tracker, &schema, scope).expect("sweep")));
+            });
+        }
         // What a read pays when the digest differs: the full sweep with the file list.
         group.bench_with_input(BenchmarkId::new("full_sweep", n), &n, |b, _| {
             b.iter(|| black_box(pm_index::source::sweep(&tracker, &schema).expect("sweep")));

@@ -3,14 +3,14 @@
 //! stream whose projected prefix is unchanged is projected from its old length onward; a shrunk
 //! or rewritten one is re-projected whole. A failure marks the index stale, never the caller.
 
-use crate::digest::{from_sql, hash_bytes, to_sql};
+use crate::digest::{DigestTotals, hash_bytes};
 use crate::events::project_stream;
 use crate::freshness::Change;
 use crate::indexer::RACY_WINDOW_NS;
 use crate::project::{ProjectContext, Projected, Projection, project};
 use crate::rows::{SourceRow, remove_source, set_meta, source_row, write_projected};
 use crate::source::{Sig, SourceFile, SourceKind};
-use crate::store::{WriterLock, meta};
+use crate::store::WriterLock;
 use pm_engine::commit::Commit;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
@@ -53,34 +53,25 @@ pub fn apply_changes(
         })
         .collect();
     let tx = conn.transaction().map_err(ApplyError::Sql)?;
-    let mut digest = meta(&tx, "digest")
-        .map_err(ApplyError::Sql)?
-        .and_then(|d| d.parse::<i64>().ok())
-        .map_or(0, from_sql);
-    let mut count: i64 = meta(&tx, "source_count")
-        .map_err(ApplyError::Sql)?
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
+    let mut totals = DigestTotals::load(&tx).map_err(ApplyError::Sql)?;
     let mut report = ApplyReport::default();
     for (old, new) in old_rows.iter().zip(projected) {
         let appending = new.as_ref().is_some_and(|(_, append)| *append);
         if let Some(old) = old {
-            digest =
-                digest.wrapping_sub(remove_source(&tx, old, appending).map_err(ApplyError::Sql)?);
-            count -= 1;
+            let removed = remove_source(&tx, old, appending).map_err(ApplyError::Sql)?;
+            totals.remove(SourceKind::parse(&old.kind), removed);
         }
         match new {
             Some((p, append)) if !matches!(p.projection, Projection::Vanished) => {
-                digest = digest.wrapping_add(write_projected(&tx, &p).map_err(ApplyError::Sql)?);
-                count += 1;
+                let added = write_projected(&tx, &p).map_err(ApplyError::Sql)?;
+                totals.add(p.file.kind, added);
                 report.upserted += 1;
                 report.appended_streams += usize::from(append);
             }
             _ => report.removed += usize::from(old.is_some()),
         }
     }
-    set_meta(&tx, "digest", &to_sql(digest).to_string()).map_err(ApplyError::Sql)?;
-    set_meta(&tx, "source_count", &count.to_string()).map_err(ApplyError::Sql)?;
+    totals.store(&tx).map_err(ApplyError::Sql)?;
     set_meta(&tx, "stale", "0").map_err(ApplyError::Sql)?;
     tx.commit().map_err(ApplyError::Sql)?;
     Ok(report)

@@ -1,6 +1,12 @@
 //! A small, fast, deterministic 64-bit hash for freshness bookkeeping: file signatures, the
-//! order-independent digest of all sources, and content hashes of racily-clean files. Not
-//! cryptographic; a collision can only make pm re-read a file it did not need to.
+//! order-independent digests of the sources (stored in `meta`), and content hashes of
+//! racily-clean files. Not cryptographic; a collision can only make pm re-read a file it did not
+//! need to.
+
+use crate::rows::set_meta;
+use crate::source::{SourceKind, SweepScope};
+use crate::store::meta;
+use rusqlite::Connection;
 
 /// Multiplier of the word mixer (the 64-bit golden-ratio odd constant).
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -69,6 +75,75 @@ impl Hasher64 {
         x ^= x >> 33;
         x = x.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
         x ^ (x >> 33)
+    }
+}
+
+/// The stored order-independent digests: the wrapping sum of [`crate::source::Sig::contribution`]
+/// and the count of every projected source, overall and for item files alone (the scope of
+/// reads that do not depend on history; see [`crate::source::SweepScope`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DigestTotals {
+    /// Sum over all sources.
+    pub all: u64,
+    /// Sources in all.
+    pub all_count: i64,
+    /// Sum over item files.
+    pub items: u64,
+    /// Item files.
+    pub items_count: i64,
+}
+
+impl DigestTotals {
+    /// Counts a projected source in.
+    pub fn add(&mut self, kind: SourceKind, contribution: u64) {
+        self.all = self.all.wrapping_add(contribution);
+        self.all_count += 1;
+        if kind == SourceKind::Item {
+            self.items = self.items.wrapping_add(contribution);
+            self.items_count += 1;
+        }
+    }
+
+    /// Counts a removed source out (`None`: a kind this version does not know, counted in the
+    /// overall sum only).
+    pub fn remove(&mut self, kind: Option<SourceKind>, contribution: u64) {
+        self.all = self.all.wrapping_sub(contribution);
+        self.all_count -= 1;
+        if kind == Some(SourceKind::Item) {
+            self.items = self.items.wrapping_sub(contribution);
+            self.items_count -= 1;
+        }
+    }
+
+    /// Reads the stored totals (missing keys read as zero).
+    ///
+    /// # Errors
+    /// SQLite failures.
+    pub fn load(conn: &Connection) -> rusqlite::Result<DigestTotals> {
+        let number = |key: &str| -> rusqlite::Result<i64> {
+            Ok(meta(conn, key)?.and_then(|v| v.parse().ok()).unwrap_or(0))
+        };
+        let (digest_all, count_all) = SweepScope::All.meta_keys();
+        let (digest_items, count_items) = SweepScope::Items.meta_keys();
+        Ok(DigestTotals {
+            all: from_sql(number(digest_all)?),
+            all_count: number(count_all)?,
+            items: from_sql(number(digest_items)?),
+            items_count: number(count_items)?,
+        })
+    }
+
+    /// Stores the totals.
+    ///
+    /// # Errors
+    /// SQLite failures.
+    pub fn store(&self, conn: &Connection) -> rusqlite::Result<()> {
+        let (digest_all, count_all) = SweepScope::All.meta_keys();
+        let (digest_items, count_items) = SweepScope::Items.meta_keys();
+        set_meta(conn, digest_all, &to_sql(self.all).to_string())?;
+        set_meta(conn, count_all, &self.all_count.to_string())?;
+        set_meta(conn, digest_items, &to_sql(self.items).to_string())?;
+        set_meta(conn, count_items, &self.items_count.to_string())
     }
 }
 

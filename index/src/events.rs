@@ -38,7 +38,7 @@ pub struct EventRow {
     pub message: Option<String>,
     /// Number of patch operations.
     pub patch_count: i64,
-    /// The whole entry as compact JSON.
+    /// The entry line as written in the stream (trimmed; valid JSON).
     pub entry_json: String,
 }
 
@@ -96,13 +96,15 @@ pub fn project_stream(
     let start = usize::try_from(from_len)
         .unwrap_or(usize::MAX)
         .min(bytes.len());
-    match parse_stream(&bytes[start..], &stream, &file.abs) {
+    let new_part = &bytes[start..];
+    match parse_stream(new_part, &stream, &file.abs) {
         Ok(read) => {
             let events = read
                 .entries
                 .iter()
+                .zip(&read.spans)
                 .enumerate()
-                .map(|(i, e)| EventRow {
+                .map(|(i, (e, span))| EventRow {
                     stream: stream.clone(),
                     position: from_count + i as i64,
                     ts: e.ts.clone(),
@@ -112,7 +114,8 @@ pub fn project_stream(
                     agent_instance: e.agent_instance.clone(),
                     message: e.message.clone(),
                     patch_count: e.patch.len() as i64,
-                    entry_json: e.to_line(),
+                    // The line as written (valid JSON: it just parsed); readers parse it again.
+                    entry_json: String::from_utf8_lossy(&new_part[span.clone()]).into_owned(),
                 })
                 .collect::<Vec<_>>();
             let end = read.torn_tail.map_or(bytes.len(), |t| {

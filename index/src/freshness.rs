@@ -2,11 +2,12 @@
 //! of the type folders and `history/`, compared with the `sources` table. Equal digests (and no
 //! stale mark) mean nothing changed; otherwise the per-file comparison names what was added,
 //! removed or edited, including in-place edits that keep size and mtime. Racily clean files
-//! (changed too close to when they were indexed) are compared by content hash.
+//! (changed too close to when they were indexed) are compared by content hash. A read that
+//! depends on item files only confirms freshness from the item folders alone (`SweepScope`).
 
 use crate::digest::{from_sql, hash_bytes};
 use crate::rows::{SourceRow, read_source_row};
-use crate::source::{DigestSweep, Sig, SourceFile, Sweep, digest_sweep, sweep};
+use crate::source::{DigestSweep, Sig, SourceFile, Sweep, SweepScope, digest_sweep, sweep};
 use crate::store::meta;
 use pm_engine::notice::Notice;
 use pm_engine::schema::RuntimeSchema;
@@ -56,7 +57,9 @@ impl Report {
     }
 }
 
-/// Compares the tracker's files with the projection open on `conn`.
+/// Compares the tracker's files of `scope` with the projection open on `conn`. When the fast
+/// path cannot confirm them, every source (both scopes) is compared, so the report lists all
+/// differences and a repair brings the whole projection up to date.
 ///
 /// # Errors
 /// SQLite failures (the caller treats them as an unusable index) and enumeration I/O errors.
@@ -64,10 +67,11 @@ pub fn check(
     conn: &Connection,
     tracker: &Tracker,
     schema: &RuntimeSchema,
+    scope: SweepScope,
 ) -> Result<Report, CheckError> {
-    let quick = digest_sweep(tracker, schema).map_err(CheckError::Engine)?;
+    let quick = digest_sweep(tracker, schema, scope).map_err(CheckError::Engine)?;
     let fast = if quick.unreadable_dirs.is_empty() {
-        fast_path(conn, tracker, schema, &quick).map_err(CheckError::Sql)?
+        fast_path(conn, tracker, schema, &quick, scope).map_err(CheckError::Sql)?
     } else {
         None
     };
@@ -85,16 +89,21 @@ fn fast_path(
     tracker: &Tracker,
     schema: &RuntimeSchema,
     quick: &DigestSweep,
+    scope: SweepScope,
 ) -> rusqlite::Result<Option<Report>> {
-    let stored_digest = meta(conn, "digest")?
+    let (digest_key, count_key) = scope.meta_keys();
+    let stored_digest = meta(conn, digest_key)?
         .and_then(|d| d.parse::<i64>().ok())
         .map(from_sql);
-    let stored_count = meta(conn, "source_count")?.and_then(|c| c.parse::<usize>().ok());
+    let stored_count = meta(conn, count_key)?.and_then(|c| c.parse::<usize>().ok());
     let stale = meta(conn, "stale")?.as_deref() == Some("1");
     if stale || stored_digest != Some(quick.digest) || stored_count != Some(quick.count) {
         return Ok(None);
     }
-    let racy = racy_rows(conn)?;
+    let mut racy = racy_rows(conn)?;
+    if scope == SweepScope::Items {
+        racy.retain(|_, row| row.kind == crate::source::SourceKind::Item.as_str());
+    }
     let candidates: Vec<(SourceFile, Sig)> = racy
         .keys()
         .filter_map(|rel| {

@@ -3,6 +3,7 @@
 //! `runtime/index/`; `CURRENT` is switched to it only once it is complete and synced, so readers
 //! never see a half-built index. Progress goes to a caller-supplied callback; nothing prints.
 
+use crate::digest::DigestTotals;
 use crate::project::{ProjectContext, Projected, project};
 use crate::rows::{schema_fingerprint, set_meta, write_projected};
 use crate::schema::{PROJECTION_VERSION, apply};
@@ -119,8 +120,7 @@ fn write_database(
         events: 0,
     };
     let tx = conn.transaction()?;
-    let mut digest = 0u64;
-    let mut count = 0usize;
+    let mut totals = DigestTotals::default();
     std::thread::scope(|scope| -> rusqlite::Result<()> {
         let (send, receive) = sync_channel::<Vec<Projected>>(2);
         scope.spawn(move || {
@@ -138,8 +138,7 @@ fn write_database(
                 report.tally(p);
                 let contribution = write_projected(&tx, p)?;
                 if !matches!(p.projection, crate::project::Projection::Vanished) {
-                    digest = digest.wrapping_add(contribution);
-                    count += 1;
+                    totals.add(p.file.kind, contribution);
                 }
             }
             done += batch.len();
@@ -156,8 +155,7 @@ fn write_database(
     set_meta(&tx, "projection_version", &PROJECTION_VERSION.to_string())?;
     set_meta(&tx, "fingerprint", &schema_fingerprint(schema))?;
     set_meta(&tx, "generation", &generation.to_string())?;
-    set_meta(&tx, "digest", &crate::digest::to_sql(digest).to_string())?;
-    set_meta(&tx, "source_count", &count.to_string())?;
+    totals.store(&tx)?;
     set_meta(
         &tx,
         "built_fs_ns",

@@ -26,6 +26,7 @@ pub mod totals;
 
 use crate::freshness::Report;
 use crate::rows::schema_fingerprint;
+use crate::source::SweepScope;
 use crate::store::{Condition, IndexPaths, ReadPool, WriterLock};
 use pm_engine::Result;
 use pm_engine::commit::Commit;
@@ -157,7 +158,7 @@ impl<'a> Index<'a> {
     /// back to a scan and are reported as notices.
     pub fn list(&self, query: &Query, sort: &Sort, page: &Page) -> Result<Listing> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(&mut notices) {
+        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
             let answer = read::list(&conn, self.schema, query, sort, page)
                 .and_then(|slice| read::completeness(&conn).map(|c| (slice, c)));
             match answer {
@@ -180,7 +181,7 @@ impl<'a> Index<'a> {
     /// As [`Index::list`].
     pub fn summaries(&self, query: &Query, sort: &Sort) -> Result<Summaries> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(&mut notices) {
+        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
             let answer = read::select(&conn, self.schema, query, sort)
                 .and_then(|items| read::completeness(&conn).map(|c| (items, c)));
             match answer {
@@ -213,7 +214,7 @@ impl<'a> Index<'a> {
     /// As [`Index::list`].
     pub fn counts(&self, query: &Query) -> Result<Counts> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(&mut notices) {
+        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
             let answer = read::counts(&conn, query)
                 .and_then(|rows| read::completeness(&conn).map(|c| (rows, c)));
             match answer {
@@ -247,7 +248,7 @@ impl<'a> Index<'a> {
     /// As [`Index::list`]; `io_error` when `history/` cannot be listed on the scan path.
     pub fn stats(&self, query: &Query) -> Result<(Counts, HistoryTotals)> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(&mut notices) {
+        if let Path2::Index(conn) = self.prepare(SweepScope::All, &mut notices) {
             let answer = read::counts(&conn, query).and_then(|rows| {
                 let history = totals::from_index(&conn)?;
                 read::completeness(&conn).map(|c| (rows, history, c))
@@ -285,7 +286,7 @@ impl<'a> Index<'a> {
     /// As [`Index::list`].
     pub fn documents(&self, paths: &[String]) -> Result<(Vec<Option<ItemDoc>>, Source)> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(&mut notices) {
+        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
             match read::documents(&conn, paths) {
                 Ok(docs) => return Ok((docs, Source::Index)),
                 Err(e) => self.failed_query(&e, &mut notices),
@@ -307,7 +308,7 @@ impl<'a> Index<'a> {
     /// equivalent: callers fall back to their own scoring over [`Index::summaries`]).
     pub fn text_match(&self, fts_query: &str, limit: usize) -> Option<Vec<String>> {
         let mut notices = Vec::new();
-        match self.prepare(&mut notices) {
+        match self.prepare(SweepScope::Items, &mut notices) {
             Path2::Index(conn) => read::text_match(&conn, fts_query, limit).ok(),
             Path2::Scan => None,
         }
@@ -319,7 +320,7 @@ impl<'a> Index<'a> {
     /// Scan failures listing `history/`.
     pub fn events(&self, query: &EventQuery) -> Result<EventPage> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(&mut notices) {
+        if let Path2::Index(conn) = self.prepare(SweepScope::All, &mut notices) {
             match events::query_events(&conn, query) {
                 Ok(mut page) => {
                     page.notices.extend(notices);
@@ -378,9 +379,10 @@ impl<'a> Index<'a> {
         Ok(report)
     }
 
-    /// Decides how the current read is answered: checks the projection and its freshness,
-    /// repairing or rebuilding it when possible.
-    fn prepare(&self, notices: &mut Vec<Notice>) -> Path2 {
+    /// Decides how the current read is answered: checks the projection and the freshness of
+    /// the sources in `scope` (what the read depends on), repairing or rebuilding it when
+    /// possible.
+    fn prepare(&self, scope: SweepScope, notices: &mut Vec<Notice>) -> Path2 {
         if self.options.scan_only {
             return Path2::Scan;
         }
@@ -402,7 +404,7 @@ impl<'a> Index<'a> {
         let Some(conn) = self.connection(&db, notices) else {
             return Path2::Scan;
         };
-        let report = match freshness::check(&conn, &self.tracker, self.schema) {
+        let report = match freshness::check(&conn, &self.tracker, self.schema, scope) {
             Ok(report) => report,
             Err(e) => {
                 notices.push(Notice::new("index_check_failed", format!("{e:?}")));

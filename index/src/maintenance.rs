@@ -2,20 +2,18 @@
 //! --check` (index versus scan, row by row), settling racily clean rows, and the scan path of
 //! the events query.
 
-use crate::digest::from_sql;
 use crate::events::{
     EventPage, EventQuery, EventRow, page_from_rows, project_stream, unreadable_notice,
 };
 use crate::freshness::{self, Change};
 use crate::indexer::RACY_WINDOW_NS;
-use crate::source::{SourceKind, enumerate};
+use crate::source::{SourceKind, SweepScope, enumerate};
 use crate::store::{self, Condition, WriterLock, meta};
 use crate::{Index, read, source_for};
 use pm_engine::query::{Query, Sort};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
 use rayon::prelude::*;
-use rusqlite::Connection;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -187,7 +185,7 @@ pub fn health(index: &Index<'_>, fingerprint: &str) -> IndexHealth {
             return out;
         }
     }
-    match freshness::check(&conn, index.tracker(), index.schema()) {
+    match freshness::check(&conn, index.tracker(), index.schema(), SweepScope::All) {
         Ok(report) => {
             out.pending_changes = Some(report.changes.len());
             out.state = if report.is_fresh() {
@@ -278,7 +276,7 @@ pub fn check(index: &Index<'_>, fingerprint: &str) -> pm_engine::Result<CheckRep
         }
     };
     let compared = (|| -> rusqlite::Result<()> {
-        let fresh = freshness::check(&conn, tracker, schema).ok();
+        let fresh = freshness::check(&conn, tracker, schema, SweepScope::All).ok();
         report.pending_changes = fresh.as_ref().map_or(0, |r| r.changes.len());
         report.state = if fresh.is_some_and(|r| r.is_fresh()) {
             IndexState::Fresh
@@ -397,14 +395,4 @@ pub fn scan_events(
 ) -> pm_engine::Result<EventPage> {
     let (rows, notices) = scan_event_rows(tracker, schema)?;
     Ok(page_from_rows(rows, query, notices))
-}
-
-/// Reads the stored digest (tests and diagnostics).
-///
-/// # Errors
-/// SQLite failures.
-pub fn stored_digest(conn: &Connection) -> rusqlite::Result<Option<u64>> {
-    Ok(meta(conn, "digest")?
-        .and_then(|d| d.parse::<i64>().ok())
-        .map(from_sql))
 }

@@ -226,12 +226,36 @@ pub struct DigestSweep {
     pub unreadable_dirs: Vec<Notice>,
 }
 
-/// Computes the sources digest with the same file selection as [`enumerate`] and the same
-/// signatures as [`sweep`], statting each folder's entries in parallel relative to the folder.
+/// Which sources a read depends on, and so which ones its freshness check sweeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepScope {
+    /// Item files only: reads answered from item metadata (list, search, context, next, …).
+    Items,
+    /// Item files and history streams: reads that use the event projection.
+    All,
+}
+
+impl SweepScope {
+    /// The `meta` keys of the scope's stored digest and source count.
+    pub fn meta_keys(self) -> (&'static str, &'static str) {
+        match self {
+            SweepScope::Items => ("digest_item", "source_count_item"),
+            SweepScope::All => ("digest", "source_count"),
+        }
+    }
+}
+
+/// Computes the sources digest of `scope` with the same file selection as [`enumerate`] and
+/// the same signatures as [`sweep`], statting each folder's entries in parallel relative to the
+/// folder.
 ///
 /// # Errors
 /// `Error::Io` when `history/` or an entry cannot be inspected.
-pub fn digest_sweep(tracker: &Tracker, schema: &RuntimeSchema) -> Result<DigestSweep> {
+pub fn digest_sweep(
+    tracker: &Tracker,
+    schema: &RuntimeSchema,
+    scope: SweepScope,
+) -> Result<DigestSweep> {
     let mut out = DigestSweep::default();
     let mut folders: Vec<(String, bool)> = schema
         .types
@@ -239,7 +263,9 @@ pub fn digest_sweep(tracker: &Tracker, schema: &RuntimeSchema) -> Result<DigestS
         .into_iter()
         .map(|(folder, _)| (folder.to_string(), true))
         .collect();
-    folders.push(("history".to_string(), false));
+    if scope == SweepScope::All {
+        folders.push(("history".to_string(), false));
+    }
     for (folder, is_items) in folders {
         let dir = tracker.root().join(&folder);
         let entries = match std::fs::read_dir(&dir) {

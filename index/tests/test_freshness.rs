@@ -106,6 +106,9 @@ fn history_appended_by_another_process_is_seen() -> TestResult {
         "pm-b",
         &[history_line("2026-01-03T00:00:00.000Z", "cid", "create")],
     )?;
+    // A list depends on item files only: it answers from the index without sweeping history,
+    // and the appended lines are still caught by the next read that uses events.
+    assert_eq!(list_ids(&f, &schema)?, ["pm-a", "pm-b", "pm-c"]);
     let page = index.events(&EventQuery::default())?;
     assert_eq!(page.source, Source::Index);
     let got: Vec<(String, i64, String)> = page
@@ -192,5 +195,36 @@ fn documents_and_text_match_come_from_the_index() -> TestResult {
         Some(vec!["pm-a".to_string()])
     );
     assert_eq!(f.scan_index(&schema).text_match("zebra", 10), None);
+    Ok(())
+}
+
+#[test]
+fn incremental_repairs_keep_the_digests_of_a_fresh_build() -> TestResult {
+    use pm_index::digest::DigestTotals;
+    use pm_index::store::{IndexPaths, current_db, open_read};
+    let schema = schema();
+    let f = seeded()?;
+    let totals = |f: &Fixture| -> Result<DigestTotals, Box<dyn std::error::Error>> {
+        let (db, _) = current_db(&IndexPaths::of(&f.tracker)).map_err(|c| format!("{c:?}"))?;
+        Ok(DigestTotals::load(&open_read(&db)?)?)
+    };
+    list_ids(&f, &schema)?;
+    f.write_item("tasks", item("pm-d", json!({"priority": 0})), "")?;
+    std::fs::remove_file(f.root().join("tasks/pm-b.toon"))?;
+    f.append_history(
+        "pm-a",
+        &[history_line("2026-01-02T00:00:00.000Z", "bob", "update")],
+    )?;
+    f.append_history(
+        "pm-d",
+        &[history_line("2026-01-02T00:00:00.000Z", "bob", "create")],
+    )?;
+    list_ids(&f, &schema)?;
+    f.index(&schema).events(&EventQuery::default())?;
+    let repaired = totals(&f)?;
+    assert_eq!((repaired.items_count, repaired.all_count), (3, 5));
+    f.index(&schema)
+        .rebuild(std::time::Duration::from_secs(5))?;
+    assert_eq!(totals(&f)?, repaired);
     Ok(())
 }

@@ -17,6 +17,9 @@ pub struct StreamRead {
     pub entries: Vec<HistoryEntry>,
     /// The 1-based physical line number of each entry (parallel to `entries`).
     pub lines: Vec<usize>,
+    /// The byte range of each entry's trimmed line text in the parsed bytes (parallel to
+    /// `entries`), so a reader can keep the line as written without re-serializing it.
+    pub spans: Vec<std::ops::Range<usize>>,
     /// An unterminated, unparseable last line, skipped from `entries`.
     pub torn_tail: Option<TornTail>,
 }
@@ -108,6 +111,8 @@ pub fn parse_stream(bytes: &[u8], id: &str, path: &Path) -> Result<StreamRead> {
         let entry = HistoryEntry::from_value(value).map_err(invalid)?;
         read.entries.push(entry);
         read.lines.push(number);
+        let start = text.as_ptr() as usize - bytes.as_ptr() as usize;
+        read.spans.push(start..start + text.len());
     }
     Ok(read)
 }
@@ -171,9 +176,12 @@ mod tests {
 
     #[test]
     fn lines_are_trimmed_and_blank_lines_skipped() -> Result<()> {
-        let read = parse(&format!("{LINE_1}\r\n\n  {LINE_2}  \n"))?;
+        let text = format!("{LINE_1}\r\n\n  {LINE_2}  \n");
+        let read = parse(&text)?;
         assert_eq!(read.entries.len(), 2);
         assert_eq!(read.lines, vec![1, 3]);
+        let spans: Vec<&str> = read.spans.iter().map(|s| &text[s.clone()]).collect();
+        assert_eq!(spans, vec![LINE_1, LINE_2]);
         assert_eq!(read.entries[1].after_hash, "h2");
         Ok(())
     }
