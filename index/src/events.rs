@@ -11,6 +11,7 @@ use pm_engine::query::Source;
 use rusqlite::{Connection, ToSql};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::path::Path;
 
 /// The most events one page may hold.
 pub const MAX_EVENT_LIMIT: usize = 1000;
@@ -38,7 +39,12 @@ pub struct EventRow {
     pub message: Option<String>,
     /// Number of patch operations.
     pub patch_count: i64,
-    /// The entry line as written in the stream (trimmed; valid JSON).
+    /// Byte offset of the entry's (trimmed) line in the stream file.
+    pub line_offset: u64,
+    /// Length of that line in bytes.
+    pub line_len: u64,
+    /// The line as written (valid JSON). Filled only for the rows of an answered page
+    /// ([`fill_entry_lines`]); empty in projections, which keep only where the line is.
     pub entry_json: String,
 }
 
@@ -96,8 +102,7 @@ pub fn project_stream(
     let start = usize::try_from(from_len)
         .unwrap_or(usize::MAX)
         .min(bytes.len());
-    let new_part = &bytes[start..];
-    match parse_stream(new_part, &stream, &file.abs) {
+    match parse_stream(&bytes[start..], &stream, &file.abs) {
         Ok(read) => {
             let events = read
                 .entries
@@ -105,6 +110,8 @@ pub fn project_stream(
                 .zip(&read.spans)
                 .enumerate()
                 .map(|(i, (e, span))| EventRow {
+                    line_offset: (start + span.start) as u64,
+                    line_len: span.len() as u64,
                     stream: stream.clone(),
                     position: from_count + i as i64,
                     ts: e.ts.clone(),
@@ -114,8 +121,7 @@ pub fn project_stream(
                     agent_instance: e.agent_instance.clone(),
                     message: e.message.clone(),
                     patch_count: e.patch.len() as i64,
-                    // The line as written (valid JSON: it just parsed); readers parse it again.
-                    entry_json: String::from_utf8_lossy(&new_part[span.clone()]).into_owned(),
+                    entry_json: String::new(),
                 })
                 .collect::<Vec<_>>();
             let end = read.torn_tail.map_or(bytes.len(), |t| {
@@ -253,7 +259,7 @@ pub fn page_from_rows(
 pub fn query_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<EventPage> {
     let mut sql = String::from(
         "SELECT stream, position, ts, author, op, agent_harness, agent_instance, message,
-                patch_count, entry_json FROM events WHERE 1",
+                patch_count, line_offset, line_len FROM events WHERE 1",
     );
     let mut args: Vec<Box<dyn ToSql>> = Vec::new();
     match &query.since {
@@ -313,7 +319,7 @@ pub fn query_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<E
 pub fn all_events(conn: &Connection) -> rusqlite::Result<Vec<EventRow>> {
     let mut stmt = conn.prepare(
         "SELECT stream, position, ts, author, op, agent_harness, agent_instance, message,
-                patch_count, entry_json FROM events ORDER BY ts, stream, position",
+                patch_count, line_offset, line_len FROM events ORDER BY ts, stream, position",
     )?;
     stmt.query_map([], event_row)?.collect()
 }
@@ -329,8 +335,48 @@ fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EventRow> {
         agent_instance: r.get(6)?,
         message: r.get(7)?,
         patch_count: r.get(8)?,
-        entry_json: r.get(9)?,
+        line_offset: u64::try_from(r.get::<_, i64>(9)?).unwrap_or(0),
+        line_len: u64::try_from(r.get::<_, i64>(10)?).unwrap_or(0),
+        entry_json: String::new(),
     })
+}
+
+/// Fills [`EventRow::entry_json`] of `rows` from their stream files in `history_dir` (each file
+/// read once). Every line must still be a JSON object with the row's `ts`, so a stream
+/// rewritten since it was projected is noticed rather than misread.
+///
+/// # Errors
+/// A description of the first line that could not be read or no longer matches.
+pub fn fill_entry_lines(rows: &mut [EventRow], history_dir: &Path) -> Result<(), String> {
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| rows[a].stream.cmp(&rows[b].stream));
+    let mut loaded: Option<(String, Vec<u8>)> = None;
+    for i in order {
+        let row = &mut rows[i];
+        if loaded.as_ref().is_none_or(|(s, _)| *s != row.stream) {
+            let path = history_dir.join(format!("{}.jsonl", row.stream));
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            loaded = Some((row.stream.clone(), bytes));
+        }
+        let bytes = loaded.as_ref().map_or(&[][..], |(_, b)| b.as_slice());
+        let start = usize::try_from(row.line_offset).unwrap_or(usize::MAX);
+        let end = start.saturating_add(usize::try_from(row.line_len).unwrap_or(usize::MAX));
+        let line = bytes
+            .get(start..end)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .filter(|text| {
+                serde_json::from_str::<serde_json::Value>(text)
+                    .is_ok_and(|v| v.get("ts").and_then(|t| t.as_str()) == Some(row.ts.as_str()))
+            })
+            .ok_or_else(|| {
+                format!(
+                    "history/{}.jsonl changed since it was read: entry {} is no longer at byte {}",
+                    row.stream, row.position, row.line_offset
+                )
+            })?;
+        row.entry_json = line.to_string();
+    }
+    Ok(())
 }
 
 /// Returns the notices of unreadable streams recorded in `sources`, in path order.
@@ -355,4 +401,51 @@ pub fn stream_notices(conn: &Connection) -> rusqlite::Result<Vec<Notice>> {
 /// Returns `?, ?, …` for `n` parameters.
 pub fn placeholders(n: usize) -> String {
     vec!["?"; n].join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(stream: &str, ts: &str, line_offset: u64, line_len: u64) -> EventRow {
+        EventRow {
+            stream: stream.to_string(),
+            position: 0,
+            ts: ts.to_string(),
+            author: "ann".to_string(),
+            op: "create".to_string(),
+            agent_harness: None,
+            agent_instance: None,
+            message: None,
+            patch_count: 0,
+            line_offset,
+            line_len,
+            entry_json: String::new(),
+        }
+    }
+
+    #[test]
+    fn lines_are_fetched_from_the_stream_and_a_moved_line_is_refused()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let first = r#"{"ts":"t1","op":"create"}"#;
+        let second = r#"  {"ts":"t2","op":"update"}"#;
+        pm_engine::atomic::write(
+            &dir.path().join("pm-a.jsonl"),
+            format!("{first}\n{second}\n").as_bytes(),
+        )?;
+        let at = first.len() as u64 + 3;
+        let mut rows = vec![row("pm-a", "t2", at, 25), row("pm-a", "t1", 0, 25)];
+        fill_entry_lines(&mut rows, dir.path())?;
+        assert_eq!(rows[0].entry_json, second.trim());
+        assert_eq!(rows[1].entry_json, first);
+        // The stream was rewritten: the same bytes now hold another entry.
+        pm_engine::atomic::write(
+            &dir.path().join("pm-a.jsonl"),
+            format!("{second}\n{first}\n").as_bytes(),
+        )?;
+        let err = fill_entry_lines(&mut rows, dir.path()).err();
+        assert!(err.is_some_and(|e| e.contains("changed since it was read")));
+        Ok(())
+    }
 }

@@ -320,12 +320,19 @@ impl<'a> Index<'a> {
     /// Scan failures listing `history/`.
     pub fn events(&self, query: &EventQuery) -> Result<EventPage> {
         let mut notices = Vec::new();
+        let history = self.tracker.root().join("history");
         if let Path2::Index(conn) = self.prepare(SweepScope::All, &mut notices) {
             match events::query_events(&conn, query) {
-                Ok(mut page) => {
-                    page.notices.extend(notices);
-                    return Ok(page);
-                }
+                Ok(mut page) => match events::fill_entry_lines(&mut page.events, &history) {
+                    Ok(()) => {
+                        page.notices.extend(notices);
+                        return Ok(page);
+                    }
+                    Err(e) => notices.push(Notice::new(
+                        "index_query_failed",
+                        format!("{e}; answered from a scan"),
+                    )),
+                },
                 Err(e) => self.failed_query(&e, &mut notices),
             }
         }

@@ -306,8 +306,8 @@ fn delete_item(conn: &Connection, key: i64) -> rusqlite::Result<()> {
 fn insert_events(conn: &Connection, stream: &StreamProjection) -> rusqlite::Result<()> {
     let mut insert = conn.prepare_cached(
         "INSERT OR REPLACE INTO events (stream, position, ts, author, op, agent_harness,
-             agent_instance, message, patch_count, entry_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             agent_instance, message, patch_count, line_offset, line_len)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     for e in &stream.events {
         insert.execute(params![
@@ -320,7 +320,8 @@ fn insert_events(conn: &Connection, stream: &StreamProjection) -> rusqlite::Resu
             e.agent_instance,
             e.message,
             e.patch_count,
-            e.entry_json,
+            i64::try_from(e.line_offset).unwrap_or(i64::MAX),
+            i64::try_from(e.line_len).unwrap_or(i64::MAX),
         ])?;
     }
     Ok(())
