@@ -124,10 +124,10 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     }
     .apply(schema, &mut query)?;
     let index = Index::open(&tracker, schema, index_options(ctx));
-    let listed_all = index.summaries(&query, &Sort::default_order())?.items;
     let corpus = index
         .summaries(&Query::all(), &Sort::default_order())?
         .items;
+    let listed_all = query.filter(&corpus);
     // pm reads its clock twice before `now` (list and calendar); keep the same instant.
     ctx.clock.now_ms();
     ctx.clock.now_ms();
@@ -144,7 +144,7 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
             .as_ref()
             .is_none_or(|ids| ids.contains(&s.id.to_lowercase()))
     };
-    let listed: Vec<&ItemSummary> = listed_all.iter().filter(|s| in_scope(s)).collect();
+    let listed: Vec<&ItemSummary> = listed_all.into_iter().filter(|s| in_scope(s)).collect();
     let author = ctx
         .author
         .clone()

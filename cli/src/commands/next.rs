@@ -162,7 +162,7 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     let corpus = index
         .summaries(&Query::all(), &Sort::default_order())?
         .items;
-    let candidates_all = index.summaries(&query, &Sort::default_order())?.items;
+    let candidates_all = query.filter(&corpus);
     let scope = match parent {
         Some(p) => {
             Some(subtree(&corpus, p).ok_or_else(|| Error::ItemNotFound { id: p.to_owned() })?)
@@ -170,7 +170,7 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
         None => None,
     };
     let candidates: Vec<&_> = candidates_all
-        .iter()
+        .into_iter()
         .filter(|s| {
             scope
                 .as_ref()

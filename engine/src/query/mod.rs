@@ -202,6 +202,20 @@ impl Query {
         self.tags.iter().map(|t| tag_key(t.trim())).collect()
     }
 
+    /// Returns the items of `corpus` (the whole tracker) that satisfy every filter, in corpus
+    /// order: one read of the corpus serves both the corpus and the matches.
+    pub fn filter<'a>(&self, corpus: &'a [ItemSummary]) -> Vec<&'a ItemSummary> {
+        let relations = if self.needs_relations() {
+            Relations::from_summaries(corpus)
+        } else {
+            Relations::default()
+        };
+        corpus
+            .iter()
+            .filter(|s| self.matches(s, &relations))
+            .collect()
+    }
+
     /// Returns true when `item` satisfies every filter; `relations` must describe the whole
     /// corpus when [`Query::needs_relations`] (otherwise [`Relations::default`] will do).
     pub fn matches(&self, item: &ItemSummary, relations: &Relations) -> bool {

@@ -280,6 +280,9 @@ fn edge_aware_blocked_and_logical_parent() {
         select(&items, &q, &Sort::default()),
         ["pm-d", "pm-e", "pm-f"]
     );
+    // `Query::filter` builds the corpus relations itself (edge-declared children included).
+    let filtered: Vec<&str> = q.filter(&items).iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(filtered, ["pm-d", "pm-e", "pm-f"]);
 }
 
 #[test]
