@@ -1,10 +1,10 @@
 //! `pm events` pages through the facade (`Index::events`), each including the freshness check:
 //! the first page of 100, a page of 100 after a mid-stream cursor, a one-item filter, and the
-//! scan path for comparison, at 10k (and 100k with `PM_BENCH_LARGE=1`).
+//! scan path for comparison, on the seed-42 corpus at 2,243 and 10k (and 100k with
+//! `PM_BENCH_LARGE=1`).
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::tracker::Tracker;
 use pm_index::{EventQuery, EventSince, Index, IndexOptions};
 use std::hint::black_box;
 
@@ -12,13 +12,9 @@ fn bench_events(c: &mut Criterion) {
     let schema = RuntimeSchema::builtin();
     let mut group = c.benchmark_group("events");
     group.sample_size(20);
-    for n in pm_benches::tiers()
-        .into_iter()
-        .filter(|n| *n >= pm_benches::TIER_CI)
-    {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let tracker = Tracker::at(dir.path().join(".agents/pm"));
-        pm_benches::generate(tracker.root(), n);
+    for n in pm_benches::tiers() {
+        let corpus = pm_benches::Corpus::generate(n);
+        let tracker = corpus.tracker();
         Index::open(&tracker, &schema, IndexOptions::default())
             .rebuild(std::time::Duration::from_secs(60))
             .expect("build");
@@ -40,7 +36,7 @@ fn bench_events(c: &mut Criterion) {
             ..EventQuery::default()
         };
         let one_item = EventQuery {
-            streams: vec![pm_benches::item_id(n / 2)],
+            streams: vec![pm_benches::corpus_id(n as u64 / 2)],
             limit: 100,
             ..EventQuery::default()
         };

@@ -1,11 +1,11 @@
 //! Warm reads through the facade, each including the full freshness check (stat sweep + digest):
-//! `list --limit 20`, `list --status open --type Task --tag x`, and the sweep alone, at 10k
-//! (and 100k with `PM_BENCH_LARGE=1`); plus the scan path for comparison.
+//! `list --limit 20`, `list --status open --type Task --tag area:synthetic-3`, and the sweep
+//! alone, on the seed-42 corpus at 2,243 and 10k (and 100k with `PM_BENCH_LARGE=1`); plus the
+//! scan path for comparison.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use pm_engine::query::{Page, Query, Sort, StatusFilter};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::tracker::Tracker;
 use pm_index::source::{SweepScope, digest_sweep};
 use pm_index::{Index, IndexOptions};
 use std::hint::black_box;
@@ -14,25 +14,21 @@ fn bench_query(c: &mut Criterion) {
     let schema = RuntimeSchema::builtin();
     let mut group = c.benchmark_group("query");
     group.sample_size(20);
-    for n in pm_benches::tiers()
-        .into_iter()
-        .filter(|n| *n >= pm_benches::TIER_CI)
-    {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let tracker = Tracker::at(dir.path().join(".agents/pm"));
-        pm_benches::generate(tracker.root(), n);
+    for n in pm_benches::tiers() {
+        let corpus = pm_benches::Corpus::generate(n);
+        let tracker = corpus.tracker();
         Index::open(&tracker, &schema, IndexOptions::default())
             .rebuild(std::time::Duration::from_secs(60))
             .expect("build");
         let filtered = Query {
             status: StatusFilter::Set(vec!["open".into()]),
             types: vec!["Task".into()],
-            tags: vec!["x".into()],
+            tags: vec!["area:synthetic-3".into()],
             ..Query::new()
         };
         for (name, query) in [
             ("list_limit_20", Query::new()),
-            ("list_open_task_tag_x", filtered),
+            ("list_open_task_tag", filtered),
         ] {
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
                 b.iter(|| {

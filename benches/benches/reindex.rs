@@ -1,9 +1,8 @@
 //! Full index build (parse every item and stream in parallel, one writer, publish) at the
-//! 2,243 / 10k (/ 100k with `PM_BENCH_LARGE=1`) tiers of the deterministic generator.
+//! 2,243 / 10k (/ 100k with `PM_BENCH_LARGE=1`) tiers of the seed-42 corpus generator.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::tracker::Tracker;
 use pm_index::{Index, IndexOptions};
 use std::time::Duration;
 
@@ -12,9 +11,8 @@ fn bench_reindex(c: &mut Criterion) {
     let mut group = c.benchmark_group("reindex");
     group.sample_size(10);
     for n in pm_benches::tiers() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let tracker = Tracker::at(dir.path().join(".agents/pm"));
-        pm_benches::generate(tracker.root(), n);
+        let corpus = pm_benches::Corpus::generate(n);
+        let tracker = corpus.tracker();
         let index = Index::open(&tracker, &schema, IndexOptions::default());
         group.throughput(Throughput::Elements(n as u64));
         group.bench_with_input(BenchmarkId::new("full_build", n), &n, |b, _| {

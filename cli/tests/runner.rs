@@ -4,7 +4,11 @@
 #[allow(dead_code)]
 mod common;
 
+// The calibration gate's measurement and rules (used by test_calibration).
+mod calibration;
+
 mod test_bench;
+mod test_calibration;
 mod test_concurrency;
 mod test_contracts;
 mod test_crash;

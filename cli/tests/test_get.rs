@@ -346,3 +346,57 @@ fn at_replays_history_to_a_version_or_instant() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn get_for_inspect_attaches_the_intent_receipt_and_enforces_its_budget() -> TestResult {
+    let t = TestTracker::fx100()?;
+    let run = t.pm(&["get", "pm-s0000000", "--for", "inspect", "--json"])?;
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{}", run.stdout);
+    let v: Value = run.json()?;
+    let receipt = &v["context_intent"];
+    assert_eq!(receipt["command"], "get");
+    assert_eq!(receipt["intent"], "inspect");
+    assert_eq!(receipt["declared_token_budget"], 3200);
+    assert_eq!(receipt["degradation"], "standard_item");
+    assert_eq!(receipt["within_budget"], true);
+    assert_eq!(receipt["estimated_tokens"], run.stdout.len().div_ceil(4));
+    assert!(
+        v["item"]["body"].is_string(),
+        "inspect keeps the standard depth"
+    );
+
+    // A budget too small for the item leaves the receipt and a retry command (exit 2).
+    let run = t.pm(&[
+        "get",
+        "pm-s0000000",
+        "--for",
+        "inspect",
+        "--token-budget",
+        "256",
+        "--json",
+    ])?;
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    let v: Value = run.json()?;
+    assert_eq!(v["context_intent"]["degradation"], "budget_receipt_only");
+    assert!(
+        v["budget_exceeded"]["restore_with"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("pm get pm-s0000000 --for inspect --token-budget "))
+    );
+
+    let run = t.pm(&["get", "pm-s0000000", "--for", "triage", "--json"])?;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stdout.contains("unknown_context_intent"),
+        "{}",
+        run.stdout
+    );
+    let run = t.pm(&["get", "pm-s0000000", "--token-budget", "900", "--json"])?;
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stdout.contains("missing_required_option"),
+        "{}",
+        run.stdout
+    );
+    Ok(())
+}

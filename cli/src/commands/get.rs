@@ -5,7 +5,7 @@ use pm_engine::read::{GetDepth, HistoryPoint, TrackerView, get_item, get_item_at
 use pm_engine::{Error, Result};
 
 use crate::ctx::Ctx;
-use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
+use crate::read_output::{Finished, ReadMeta, Surface, finish_read, intent};
 
 /// Show one item with its linked artifacts, claim state, schedule and children
 ///
@@ -30,6 +30,14 @@ pub struct GetArgs {
     /// Show the item as its history replays to a version (entry count) or an ISO instant
     #[arg(long, value_name = "VERSION|ISO")]
     pub at: Option<String>,
+
+    /// Context intent: inspect (the standard item within a 3200-token budget)
+    #[arg(long = "for", value_name = "INTENT")]
+    pub for_intent: Option<String>,
+
+    /// Token budget of the --for intent (at least 256)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub token_budget: Option<String>,
 }
 
 /// The `get` result after the read-output layer.
@@ -38,9 +46,18 @@ pub type GetOutput = Finished;
 /// Reads the item `args.id` at the requested depth.
 ///
 /// # Errors
-/// `invalid_argument_value` for an unknown `--depth`; `not_in_project`, `item_not_found`
-/// (exit 3), the read errors of the item file and its history, and the read-output refusals.
+/// `invalid_argument_value` for an unknown `--depth` or a token budget below 256;
+/// `unknown_context_intent`; `missing_required_option` for `--token-budget` without `--for`;
+/// `not_in_project`, `item_not_found` (exit 3), the read errors of the item file and its
+/// history, and the read-output refusals.
 pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
+    // The inspect intent keeps the standard depth; an explicit --depth/--full still wins.
+    let resolved_intent = intent::resolve(
+        Surface::Get,
+        args.for_intent.as_deref(),
+        args.token_budget.as_deref(),
+        None,
+    )?;
     let depth = match (&args.depth, args.full) {
         (_, true) => GetDepth::Deep,
         (None, false) => GetDepth::Standard,
@@ -59,8 +76,10 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
     let result = serde_json::to_value(&item).map_err(|e| Error::internal(e.to_string()))?;
     let mut meta = ReadMeta::new(Surface::Get, "get")
         .legacy_switch("--full", args.full)
-        .legacy_value("--depth", args.depth.as_deref());
+        .legacy_value("--depth", args.depth.as_deref())
+        .legacy_value("--token-budget", args.token_budget.as_deref());
     meta.operand = Some(args.id.clone());
+    meta.intent = resolved_intent;
     meta.brief_fallback = depth == GetDepth::Standard && !args.full;
     let format = ctx.read_output.resolve_format(ctx.format, None);
     finish_read(result, &meta, &ctx.read_output, format)

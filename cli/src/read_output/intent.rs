@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::amount::set;
 use super::continuation::ProducerCursor;
-use super::fit::{compact_strings, retain_prefix, settle};
+use super::fit::{compact_strings, measure_map, retain_prefix, settle};
 use super::rows::{self, RowContract, RowPath};
 use super::surface::Surface;
 use crate::failure::shell_quote;
@@ -287,11 +287,12 @@ impl ResolvedIntent {
         Value::Object(r)
     }
 
-    /// Row collections the intent may trim (list, search, next).
+    /// Row collections the intent may trim (list, search, next), least useful first: `next`
+    /// gives up other agents' work, blocked work and decisions before its ready queue.
     fn trimmable(&self) -> &'static [&'static str] {
         match self.spec.surface {
             Surface::List | Surface::Search => &["items"],
-            Surface::Next => &["ready", "decision_needed", "blocked", "held_by_others"],
+            Surface::Next => &["held_by_others", "blocked", "decision_needed", "ready"],
             _ => &[],
         }
     }
@@ -309,6 +310,10 @@ pub enum IntentOutcome {
 /// Attaches `budget_derived_limit` and the `context_intent` receipt, then degrades the result
 /// to the intent budget: long strings, then trailing rows (keeping one), then the receipt only.
 /// `operand` is the item id or query, for the retry command.
+///
+/// A continuation page (`after` given) is fitted as it will print: collapsed to its rows and
+/// continuation contract (read-output §4.8.3), without the receipt the collapse removes, so a
+/// cursor walk fills every page up to the intent budget.
 pub fn apply(
     env: &mut Map<String, Value>,
     intent: &ResolvedIntent,
@@ -322,7 +327,14 @@ pub fn apply(
     }
     let budget = intent.token_budget;
     let mut degradation = intent.spec.degradation;
+    let continuation = after.filter(|a| !a.is_empty());
+    if let Some(after) = continuation {
+        super::continuation::collapse(env, after);
+    }
     let finish = |env: &mut Map<String, Value>, degradation: &str| {
+        if continuation.is_some() {
+            return measure_map(env, format);
+        }
         env.shift_remove("context_intent");
         env.insert("context_intent".into(), Value::Null);
         settle(env, format, |env, estimate| {
@@ -534,6 +546,68 @@ mod tests {
             env["budget_exceeded"]["restore_with"]
                 .as_str()
                 .is_some_and(|s| s.starts_with("pm next --for execute --token-budget "))
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn next_gives_up_other_collections_before_its_ready_queue() -> Result<()> {
+        let intent = resolve(Surface::Next, Some("execute"), Some("400"), None)?
+            .ok_or("no intent")
+            .map_err(pm_engine::Error::internal)?;
+        let rows = |prefix: &str| -> Vec<Value> {
+            (0..12)
+                .map(|i| json!({"id": format!("{prefix}-{i:02}"), "title": "t".repeat(40)}))
+                .collect()
+        };
+        let mut env = obj(json!({"recommended": {"id": "pm-r"}, "ready": rows("r"),
+            "decision_needed": rows("d"), "blocked": [], "held_by_others": rows("h")}));
+        let contract = RowContract::derive(Surface::Next, &env);
+        assert_eq!(
+            apply(&mut env, &intent, None, &contract, Format::Json, None),
+            IntentOutcome::Kept
+        );
+        let len = |k: &str| env[k].as_array().map_or(0, Vec::len);
+        assert_eq!((len("held_by_others"), len("decision_needed")), (0, 0));
+        assert!(len("ready") > 0);
+        Ok(())
+    }
+
+    #[test]
+    fn a_continuation_page_is_fitted_as_it_prints() -> Result<()> {
+        let intent = resolve(Surface::List, Some("triage"), Some("600"), None)?
+            .ok_or("no intent")
+            .map_err(pm_engine::Error::internal)?;
+        let items: Vec<Value> = (0..60)
+            .map(|i| json!({"id": format!("pm-{i:03}"), "title": "x".repeat(20)}))
+            .collect();
+        let page = obj(json!({"items": items, "count": 60, "total": 600,
+            "filters": {"status": "all", "runtime_filters": {}}, "projection": {"mode": "fields",
+            "fields": ["id", "title", "status", "type", "priority", "parent", "assignee"]},
+            "sorting": {"sort": "default", "order": "asc"}, "now": "2026-09-01T00:00:00.000Z",
+            "next_cursor": "eyJ2ZXJzaW9uIjoxfQ"}));
+        let contract = RowContract::derive(Surface::List, &page);
+        let mut first = page.clone();
+        apply(&mut first, &intent, None, &contract, Format::Json, None);
+        let mut next = page;
+        apply(
+            &mut next,
+            &intent,
+            None,
+            &contract,
+            Format::Json,
+            Some("eyJ2ZXJzaW9uIjoxfQ"),
+        );
+        assert!(next.contains_key("continuation_contract"));
+        assert!(!next.contains_key("context_intent") && !next.contains_key("filters"));
+        let printed = crate::render::budget::measure(&Value::Object(next.clone()), Format::Json);
+        assert!(printed <= 600, "{printed}");
+        let rows = |env: &Map<String, Value>| env["items"].as_array().map_or(0, Vec::len);
+        assert!(
+            rows(&next) > rows(&first),
+            "{} <= {}",
+            rows(&next),
+            rows(&first)
         );
         Ok(())
     }

@@ -256,7 +256,31 @@ pub fn finish_read(
             && cursor.is_none(),
         minimum_rows,
     };
-    Ok(match plan.fit(env)? {
+    // Inside a session the intent budget covers the complete envelope when it can; once the
+    // session's mandatory receipts (which grow with the items it has served) no longer leave
+    // room for a useful result, the group allowance binds instead of omitting the result.
+    let unbound_retry = (request.session.is_some()
+        && resolved.cost.0 == provenance::Source::Intent)
+        .then(|| env.clone());
+    let fitted = plan.fit(env)?;
+    let fitted = match (fitted, unbound_retry) {
+        (Fitted::Omitted(_), Some(env)) => {
+            let invocation = provenance::Invocation {
+                intent_budget: None,
+                ..invocation
+            };
+            let resolved = provenance::resolve(surface, invocation, request, format);
+            let binding = resolved.binding(request.session.as_ref().map(SessionState::remaining));
+            Plan {
+                resolved: &resolved,
+                binding,
+                ..plan
+            }
+            .fit(env)?
+        }
+        (fitted, _) => fitted,
+    };
+    Ok(match fitted {
         Fitted::Result(env) => done(env, exit::SUCCESS),
         Fitted::Omitted(env) => done(env, exit::USAGE),
     })
