@@ -145,8 +145,8 @@ fn replay(mode: Mode) -> TestResult {
                 Some(rel) => std::fs::read(base.join(rel))?,
                 None => Vec::new(),
             };
-            let ours =
-                String::from_utf8(output.stdout)?.replace(&ws.display().to_string(), "[TRACKER]");
+            let ours = crate::common::without_source(&String::from_utf8(output.stdout)?)
+                .replace(&ws.display().to_string(), "[TRACKER]");
             if ours.as_bytes() != expected {
                 failures.push(format!(
                     "{name}: stdout differs\n--- ours\n{ours}\n--- pm\n{}",

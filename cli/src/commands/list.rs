@@ -473,6 +473,7 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Lis
     env.insert("truncated".into(), json!(listed.has_more));
     env.insert("next_cursor".into(), json!(listed.next_cursor));
     env.insert("completeness".into(), json!(listed.completeness));
+    env.insert("source".into(), json!(listed.source));
     if compact_envelope {
         env.insert("filters".into(), Value::Object(filters));
     } else {

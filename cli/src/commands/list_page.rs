@@ -2,7 +2,7 @@
 //! cursor (`--after`), `--tree` order, and the projected rows with pm's paging facts.
 
 use pm_engine::Result;
-use pm_engine::query::{Completeness, Listing, Page, PageStart, Query, Sort, SortAnchor};
+use pm_engine::query::{Completeness, Listing, Page, PageStart, Query, Sort, SortAnchor, Source};
 use pm_engine::summary::ItemSummary;
 use pm_index::Index;
 use serde_json::Value;
@@ -44,6 +44,8 @@ pub struct Listed {
     pub next_cursor: Option<String>,
     /// Whether every item file was read.
     pub completeness: Completeness,
+    /// Which path answered (`index` or `scan`).
+    pub source: Source,
 }
 
 impl Listed {
@@ -121,6 +123,7 @@ pub fn read_page(index: &Index<'_>, read: &ListRead<'_>) -> Result<Listed> {
         applied_limit,
         has_more,
         next_cursor,
+        source: listing.source,
         completeness: listing.completeness,
     })
 }

@@ -30,6 +30,7 @@ const ENVELOPE_KEYS: &[&str] = &[
     "projection",
     "row_contract",
     "sorting",
+    "source",
     "total",
     "truncated",
 ];

@@ -30,6 +30,7 @@ const METADATA_ROOT_KEYS: &[&str] = &[
     "read_session",
     "row_contract",
     "sorting",
+    "source",
 ];
 
 /// One step of a path: an object key or an array index.

@@ -154,6 +154,22 @@ impl Run {
     }
 }
 
+/// Removes the top-level `source` line (TOON `source: "index"`, pretty JSON `  "source": "scan",`)
+/// that `pm list` adds to pm's envelope (docs/compatibility.md), so the rest compares with
+/// pm's bytes.
+pub fn without_source(text: &str) -> String {
+    let keep = |line: &&str| {
+        !matches!(
+            *line,
+            "source: \"index\""
+                | "source: \"scan\""
+                | "  \"source\": \"index\","
+                | "  \"source\": \"scan\","
+        )
+    };
+    text.split('\n').filter(keep).collect::<Vec<_>>().join("\n")
+}
+
 /// Returns `testdata/trackers/sample` of the checkout (never modify it in place).
 pub fn sample_tracker_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/trackers/sample")
