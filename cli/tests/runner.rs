@@ -7,6 +7,7 @@ mod common;
 // The calibration gate's measurement and rules (used by test_calibration).
 mod calibration;
 
+mod test_aggregate;
 mod test_bench;
 mod test_calibration;
 mod test_concurrency;

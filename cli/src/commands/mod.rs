@@ -2,6 +2,7 @@
 //! Each command lives in `commands/<name>.rs` as `XxxArgs`, `cmd_xxx` and `XxxOutput`.
 
 mod agenda;
+mod aggregate;
 mod append;
 mod bench;
 mod claim;
@@ -46,6 +47,7 @@ use pm_engine::Result;
 use pm_engine::mutate::{AnnotationKind, LinkKind};
 use serde_json::Value;
 
+pub use aggregate::{AggregateArgs, cmd_aggregate};
 pub use append::{AppendArgs, cmd_append};
 pub use bench::{BenchArgs, BenchCommand, BenchGenerateArgs, cmd_bench};
 pub use claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
@@ -132,6 +134,7 @@ pub enum Command {
     #[command(name = "list-canceled", hide = true)]
     ListCanceled(ListArgs),
     Stats(StatsArgs),
+    Aggregate(AggregateArgs),
     Search(Box<SearchArgs>),
     Next(NextArgs),
     #[command(visible_alias = "ctx")]
@@ -180,6 +183,7 @@ impl Command {
             | Command::ListClosed(_)
             | Command::ListCanceled(_) => self.list_spelling().map_or("list", ListSpelling::name),
             Command::Stats(_) => "stats",
+            Command::Aggregate(_) => "aggregate",
             Command::Search(_) => "search",
             Command::Next(_) => "next",
             Command::Context(_) => "context",
@@ -229,6 +233,7 @@ impl Command {
             | Command::ListClosed(_)
             | Command::ListCanceled(_)
             | Command::Stats(_)
+            | Command::Aggregate(_)
             | Command::Get(_) => CommandKind::Read,
             Command::Search(_) | Command::Next(_) | Command::Context(_) => CommandKind::Read,
             Command::Bench(_) => CommandKind::NotRead,
@@ -431,6 +436,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
             )),
         },
         Command::Stats(args) => cmd_stats(ctx, args).map(CommandOutput::Read),
+        Command::Aggregate(args) => cmd_aggregate(ctx, args).map(CommandOutput::Read),
         Command::Search(args) => cmd_search(ctx, args).map(CommandOutput::Read),
         Command::Next(args) => cmd_next(ctx, args).map(CommandOutput::Read),
         Command::Context(args) => cmd_context(ctx, args, "context").map(CommandOutput::Read),

@@ -1,6 +1,7 @@
 //! Read-side queries over the tracker files: one item with its derived facets (`get`), an item's
 //! history (`history`), and tracker validation (`validate`). Nothing here writes to the tracker.
 
+pub mod aggregate;
 pub mod children;
 pub mod facets;
 pub mod get;
