@@ -27,4 +27,5 @@ mod test_sample_tracker;
 mod test_transcript;
 mod test_usage_errors;
 mod test_validate;
+mod test_validate_checks;
 mod test_where;

@@ -191,11 +191,10 @@ impl Command {
     /// apply), a read surface in a mutation mode, or neither.
     pub fn read_kind(&self) -> CommandKind {
         match self {
-            // history and validate print their own envelopes until they move onto the
-            // read-output layer; until then the `--output-*` controls are refused for them.
+            // history prints its own envelope until it moves onto the read-output layer;
+            // until then the `--output-*` controls are refused for it.
             Command::History(_)
             | Command::Init(_)
-            | Command::Validate(_)
             | Command::Gc(_)
             | Command::Health(_)
             | Command::Reindex(_)
@@ -229,6 +228,7 @@ impl Command {
             | Command::ListClosed(_)
             | Command::ListCanceled(_)
             | Command::Stats(_)
+            | Command::Validate(_)
             | Command::Get(_) => CommandKind::Read,
             Command::Search(_) | Command::Next(_) | Command::Context(_) => CommandKind::Read,
             Command::Bench(_) => CommandKind::NotRead,
@@ -282,13 +282,6 @@ pub enum CommandOutput {
         /// `--strict-exit`.
         strict: bool,
     },
-    /// `pm validate`; `strict` is `--strict-exit`.
-    Validate {
-        /// The envelope.
-        output: Box<ValidateOutput>,
-        /// `--strict-exit`.
-        strict: bool,
-    },
     /// Any mutation: its receipt, plus advisory warnings for stderr.
     Mutation {
         /// The receipt.
@@ -331,7 +324,6 @@ impl CommandOutput {
             CommandOutput::Where(output) => render(output, format, out),
             CommandOutput::Bench(manifest) => render(manifest, format, out),
             CommandOutput::History { output, .. } => render(&**output, format, out),
-            CommandOutput::Validate { output, .. } => render(&**output, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
             CommandOutput::Read(finished) => render(&finished.value, finished.format, out),
             CommandOutput::Text { text, document } => match format {
@@ -363,10 +355,6 @@ impl CommandOutput {
                 output,
                 strict: true,
             } => output.verification.as_ref().is_some_and(|v| !v.ok),
-            CommandOutput::Validate {
-                output,
-                strict: true,
-            } => output.fails_strict(),
             _ => false,
         };
         if failed { exit::FAILURE } else { exit::SUCCESS }
@@ -393,10 +381,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
             output: Box::new(o),
             strict: args.strict_exit,
         }),
-        Command::Validate(args) => cmd_validate(ctx, args).map(|o| CommandOutput::Validate {
-            output: Box::new(o),
-            strict: args.strict_exit,
-        }),
+        Command::Validate(args) => cmd_validate(ctx, args).map(CommandOutput::Read),
         Command::Create(args) => mutation(cmd_create(ctx, args)),
         Command::Update(args) => mutation(cmd_update(ctx, args)),
         Command::Close(args) => mutation(cmd_close(ctx, args)),
