@@ -11,6 +11,7 @@ mod test_crash;
 mod test_events;
 mod test_forgotten_files;
 mod test_get;
+mod test_health;
 mod test_help;
 mod test_history;
 mod test_index_commands;

@@ -196,7 +196,6 @@ impl Command {
             Command::History(_)
             | Command::Init(_)
             | Command::Gc(_)
-            | Command::Health(_)
             | Command::Reindex(_)
             | Command::Where(_)
             | Command::Create(_)
@@ -229,6 +228,7 @@ impl Command {
             | Command::ListCanceled(_)
             | Command::Stats(_)
             | Command::Validate(_)
+            | Command::Health(_)
             | Command::Get(_) => CommandKind::Read,
             Command::Search(_) | Command::Next(_) | Command::Context(_) => CommandKind::Read,
             Command::Bench(_) => CommandKind::NotRead,
@@ -267,8 +267,6 @@ pub enum CommandOutput {
     },
     /// `pm gc`.
     Gc(GcOutput),
-    /// `pm health`.
-    Health(HealthOutput),
     /// `pm reindex`.
     Reindex(ReindexOutput),
     /// `pm where`.
@@ -319,7 +317,6 @@ impl CommandOutput {
                 verbose: true,
             } => render(&**output, format, out),
             CommandOutput::Gc(output) => render(output, format, out),
-            CommandOutput::Health(output) => render(output, format, out),
             CommandOutput::Reindex(output) => render(output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
             CommandOutput::Bench(manifest) => render(manifest, format, out),
@@ -372,7 +369,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
             verbose: args.verbose,
         }),
         Command::Gc(args) => cmd_gc(ctx, args).map(CommandOutput::Gc),
-        Command::Health(args) => cmd_health(ctx, args).map(CommandOutput::Health),
+        Command::Health(args) => cmd_health(ctx, args).map(CommandOutput::Read),
         Command::Reindex(args) => cmd_reindex(ctx, args).map(CommandOutput::Reindex),
         Command::Where(args) => cmd_where(ctx, args).map(CommandOutput::Where),
         Command::Get(args) => cmd_get(ctx, args).map(CommandOutput::Read),

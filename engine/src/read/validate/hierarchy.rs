@@ -23,13 +23,77 @@ pub(crate) struct Hierarchy {
     pub divergence: Vec<(String, bool)>,
     /// Child → parents adjacency (for cycle sample paths).
     pub graph: BTreeMap<String, Vec<String>>,
+    /// Every relation, deduplicated and sorted by identity.
+    pub relations: Vec<Relation>,
 }
 
 /// One parent → child relation and where it came from.
-struct Relation {
-    parent: String,
-    child: String,
-    from_dependency: bool,
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Relation {
+    /// The parent id (lower-cased).
+    pub parent: String,
+    /// The child id (lower-cased).
+    pub child: String,
+    /// Whether a dependency row (not the scalar `parent`) asserts it.
+    pub from_dependency: bool,
+    /// The dependency kind (`parent` for the scalar field).
+    pub kind: String,
+    /// The item that stores the relation.
+    pub holder: String,
+}
+
+impl Relation {
+    /// Returns pm's relation identity (the sort key).
+    fn identity(&self) -> String {
+        let source = if self.from_dependency {
+            "dependency"
+        } else {
+            "scalar_parent"
+        };
+        let target = if self.from_dependency {
+            if self.holder == self.child {
+                self.parent.as_str()
+            } else {
+                self.child.as_str()
+            }
+        } else {
+            ""
+        };
+        [
+            self.parent.as_str(),
+            self.child.as_str(),
+            source,
+            self.kind.as_str(),
+            self.holder.as_str(),
+            target,
+        ]
+        .join("\u{0}")
+    }
+
+    /// Returns pm's JSON row of the relation.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut row = serde_json::Map::new();
+        row.insert("parent_id".into(), self.parent.clone().into());
+        row.insert("child_id".into(), self.child.clone().into());
+        let source = if self.from_dependency {
+            "dependency"
+        } else {
+            "scalar_parent"
+        };
+        row.insert("source".into(), source.into());
+        row.insert("kind".into(), self.kind.clone().into());
+        row.insert("holder_id".into(), self.holder.clone().into());
+        if self.from_dependency {
+            let target = if self.holder == self.child {
+                &self.parent
+            } else {
+                &self.child
+            };
+            row.insert("target_id".into(), target.clone().into());
+        }
+        row.insert("child_cardinality".into(), "one".into());
+        serde_json::Value::Object(row)
+    }
 }
 
 /// Analyses the hierarchy of `items`.
@@ -55,6 +119,8 @@ pub(crate) fn analyze(items: &[CheckItem]) -> Hierarchy {
                 parent,
                 child: holder.clone(),
                 from_dependency: false,
+                kind: "parent".into(),
+                holder: holder.clone(),
             });
         }
         for (target, kind) in item.dependencies() {
@@ -74,6 +140,8 @@ pub(crate) fn analyze(items: &[CheckItem]) -> Hierarchy {
                 parent,
                 child,
                 from_dependency: true,
+                kind,
+                holder: holder.clone(),
             });
         }
     }
@@ -136,6 +204,11 @@ pub(crate) fn analyze(items: &[CheckItem]) -> Hierarchy {
         let legacy = component.iter().all(|id| is_terminal(id));
         out.cycles.push((component, legacy));
     }
+    let mut keyed: Vec<(String, Relation)> =
+        relations.into_iter().map(|r| (r.identity(), r)).collect();
+    keyed.sort_by(|a, b| locale_compare(&a.0, &b.0));
+    keyed.dedup_by(|a, b| a.0 == b.0);
+    out.relations = keyed.into_iter().map(|(_, r)| r).collect();
     out.cardinality.sort_by(|a, b| locale_compare(&a.0, &b.0));
     out.divergence.sort_by(|a, b| locale_compare(&a.0, &b.0));
     out

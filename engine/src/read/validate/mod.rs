@@ -4,8 +4,8 @@
 
 mod drift;
 mod files;
-mod hierarchy;
-mod items;
+pub(crate) mod hierarchy;
+pub(crate) mod items;
 mod lifecycle;
 mod metadata;
 mod references;
@@ -213,22 +213,7 @@ pub(crate) struct Scope<'a> {
 /// `io_error` when the item folders or the history directory cannot be listed.
 pub fn validate(view: &TrackerView, options: &ValidateOptions) -> Result<ValidateReport> {
     let checks = options.resolved_checks();
-    let files = view.item_files()?.files;
-    let scanned: Vec<(ItemFileRef, Result<ItemDoc>)> = files
-        .into_par_iter()
-        .map(|file| {
-            let doc = view.load(&file);
-            (file, doc)
-        })
-        .collect();
-    let mut items: Vec<CheckItem> = scanned
-        .par_iter()
-        .filter_map(|(file, doc)| {
-            let doc = doc.as_ref().ok()?;
-            Some(CheckItem::new(doc.clone(), &file.stem, view.schema()))
-        })
-        .collect();
-    items.par_sort_by(|a, b| locale_compare(&a.id, &b.id));
+    let Loaded { scanned, items } = load_items(view)?;
     let scope = Scope {
         view,
         items: &items,
@@ -238,7 +223,7 @@ pub fn validate(view: &TrackerView, options: &ValidateOptions) -> Result<Validat
     let history = if checks.contains(&CheckName::HistoryDrift)
         || checks.contains(&CheckName::StorageIntegrity)
     {
-        Some(history_report(&scope)?)
+        Some(verify_history(view, &scanned)?)
     } else {
         None
     };
@@ -264,18 +249,55 @@ pub fn validate(view: &TrackerView, options: &ValidateOptions) -> Result<Validat
     Ok(assemble(outcomes, options))
 }
 
+/// Every item file with its parse result, and the parsed items sorted by id.
+pub(crate) struct Loaded {
+    /// Item files and their parse results, in listing order.
+    pub scanned: Vec<(ItemFileRef, Result<ItemDoc>)>,
+    /// Parsed items, sorted by id (`localeCompare`).
+    pub items: Vec<CheckItem>,
+}
+
+/// Reads and parses every item file in parallel.
+///
+/// # Errors
+/// `io_error` when an item folder cannot be listed.
+pub(crate) fn load_items(view: &TrackerView) -> Result<Loaded> {
+    let files = view.item_files()?.files;
+    let scanned: Vec<(ItemFileRef, Result<ItemDoc>)> = files
+        .into_par_iter()
+        .map(|file| {
+            let doc = view.load(&file);
+            (file, doc)
+        })
+        .collect();
+    let mut items: Vec<CheckItem> = scanned
+        .par_iter()
+        .filter_map(|(file, doc)| {
+            let doc = doc.as_ref().ok()?;
+            Some(CheckItem::new(doc.clone(), &file.stem, view.schema()))
+        })
+        .collect();
+    items.par_sort_by(|a, b| locale_compare(&a.id, &b.id));
+    Ok(Loaded { scanned, items })
+}
+
 /// Verifies every stream, reusing the parsed documents instead of reading item files again.
-fn history_report(scope: &Scope<'_>) -> Result<TrackerHistoryReport> {
-    let parsed: HashMap<&Path, &ItemDoc> = scope
-        .scanned
+///
+/// # Errors
+/// `io_error` when the history directory cannot be listed.
+pub(crate) fn verify_history(
+    view: &TrackerView,
+    scanned: &[(ItemFileRef, Result<ItemDoc>)],
+) -> Result<TrackerHistoryReport> {
+    let parsed: HashMap<&Path, &ItemDoc> = scanned
         .iter()
         .filter_map(|(file, doc)| Some((file.path.as_path(), doc.as_ref().ok()?)))
         .collect();
-    let files: Vec<ItemFileRef> = scope.scanned.iter().map(|(f, _)| f.clone()).collect();
-    verify_tracker_history(scope.view.tracker(), &files, |file| {
+    let files: Vec<ItemFileRef> = scanned.iter().map(|(f, _)| f.clone()).collect();
+    verify_tracker_history(view.tracker(), &files, |file| {
         match parsed.get(file.path.as_path()) {
             Some(doc) => Ok((*doc).clone()),
-            None => scope.view.load(file),
+            None => view.load(file),
         }
     })
 }
