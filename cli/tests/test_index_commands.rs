@@ -17,8 +17,15 @@ fn index_details(
     let run = t.pm_in(&t.workspace(), &argv, env)?;
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
     let out: Value = run.json()?;
-    assert_eq!(out["checks"][0]["name"], "index");
-    Ok(out["checks"][0]["details"].clone())
+    Ok(index_check(&out)?["details"].clone())
+}
+
+/// Returns the `index` check of a health report.
+fn index_check(out: &Value) -> Result<&Value, Box<dyn std::error::Error>> {
+    Ok(out["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "index"))
+        .ok_or("no index check")?)
 }
 
 #[test]
@@ -91,10 +98,14 @@ fn health_names_a_corrupt_index_and_no_index_disables_it() -> TestResult {
     assert_eq!(run.code, 0);
     let out: Value = run.json()?;
     assert_eq!(out["ok"], false);
-    assert_eq!(out["checks"][0]["status"], "warn");
-    assert_eq!(out["checks"][0]["details"]["state"], "corrupt");
-    assert_eq!(out["warnings"][0], "index_corrupt");
-    assert_eq!(out["findings"][0]["check"], "index");
+    assert_eq!(index_check(&out)?["status"], "warn");
+    assert_eq!(index_check(&out)?["details"]["state"], "corrupt");
+    assert_eq!(out["failed_because"], serde_json::json!(["index_corrupt"]));
+    let finding = out["findings"]
+        .as_array()
+        .and_then(|f| f.last())
+        .ok_or("findings")?;
+    assert_eq!(finding["check"], "index");
     assert_eq!(
         index_details(&t, &[], &[("PM_NO_INDEX", "1")])?["state"],
         "disabled"

@@ -2,6 +2,7 @@
 //! Markdown codecs, canonicalization, hashes, history, locks and atomic writes. No SQL, no CLI.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![warn(missing_docs)]
+#![recursion_limit = "256"]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod atomic;

@@ -1,165 +1,169 @@
-//! `pm health`: pm's health envelope (read-output §3.8). For now it runs the `index` check;
-//! each check is one function in `CHECKS`, so later checks slot in without touching the rest.
+//! `pm health`: pm's tracker checks (`pm_engine::read::health`) plus the `index` check, in pm's
+//! envelope (read-output §3.8) with the 100-warning cap, the `--summary`/`--brief` projections
+//! and `--strict-exit`; printed through the read-output layer.
 
 use pm_engine::Result;
-use pm_engine::schema::{Loaded, load};
-use pm_engine::tracker::Tracker;
+use pm_engine::read::TrackerView;
+use pm_engine::read::health::{HealthCheck, HealthFinding, health_check, tracker_health};
 use pm_index::Index;
-use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
+use crate::exit;
 use crate::progress::index_options;
+use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
 
-/// Report the health of the tracker: currently the state of the derived index
+/// At most this many warnings (and findings) are listed; `warning_count` has the total.
+pub const WARNING_LIMIT: usize = 100;
+/// Entries kept per detail list by `--brief`.
+const BRIEF_DETAIL_LIMIT: usize = 5;
+
+/// Report the health of the tracker: settings, directories, storage, locks, integrity, history
+/// drift and the derived index
 ///
-/// Exit code is 0 even when a check warns; read `ok` and `checks[].status`.
+/// Exit code is 0 even when a check warns (read `ok` and `checks[].status`) unless
+/// --strict-exit is given. --summary drops check details, --brief shortens them.
 #[derive(Debug, clap::Args)]
-pub struct HealthArgs {}
+pub struct HealthArgs {
+    /// Drop every check's details (keep names, statuses and warnings)
+    #[arg(long, conflicts_with_all = ["brief", "full"])]
+    pub summary: bool,
 
-/// One health check.
-#[derive(Debug, Serialize)]
-pub struct HealthCheck {
-    /// The check name.
-    pub name: &'static str,
-    /// `ok` or `warn`.
-    pub status: &'static str,
-    /// Whether the check passed.
-    pub ok: bool,
-    /// What the check found.
-    pub details: Value,
+    /// Keep check details but cut every list to 5 entries
+    #[arg(long, conflicts_with = "full")]
+    pub brief: bool,
+
+    /// Keep full check details (the default; overrides the summary implied by --strict-exit)
+    #[arg(long)]
+    pub full: bool,
+
+    /// Only check; nothing is refreshed (accepted for pm compatibility: health never writes)
+    #[arg(long)]
+    pub check_only: bool,
+
+    /// Exit 1 when `ok` is false (implies --summary unless --full); the report is still printed
+    #[arg(long, visible_alias = "fail-on-warn")]
+    pub strict_exit: bool,
 }
 
-/// A warning with its remediation (pm's `findings`).
-#[derive(Debug, Serialize)]
-pub struct Finding {
-    /// The warning token.
-    pub warning: String,
-    /// The code (same as the token).
-    pub code: String,
-    /// The check that raised it.
-    pub check: &'static str,
-    /// `advisory` or `gate_failing`.
-    pub severity: &'static str,
-    /// How to fix it.
-    pub remediation: String,
-}
+/// The `health` result after the read-output layer.
+pub type HealthOutput = Finished;
 
-/// pm's omission receipt (nothing is omitted without a projection flag).
-#[derive(Debug, Serialize)]
-pub struct OmissionReceipt {
-    /// Always false here.
-    pub has_omissions: bool,
-    /// Always 0 here.
-    pub omitted_field_group_count: usize,
-    /// Always empty here.
-    pub omitted_field_groups: Vec<String>,
-}
-
-/// The `pm health` envelope.
-#[derive(Debug, Serialize)]
-pub struct HealthOutput {
-    /// Every check passed.
-    pub ok: bool,
-    /// The checks, in order.
-    pub checks: Vec<HealthCheck>,
-    /// Warning tokens.
-    pub warnings: Vec<String>,
-    /// Warnings with remediation.
-    pub findings: Vec<Finding>,
-    /// Checks that failed a gate.
-    pub failed_because: Vec<String>,
-    /// When the report was made.
-    pub generated_at: String,
-    /// Number of warnings.
-    pub warning_count: usize,
-    /// At most this many warnings are listed.
-    pub warning_limit: usize,
-    /// Whether warnings were cut.
-    pub warnings_truncated: bool,
-    /// What was omitted.
-    pub omission_receipt: OmissionReceipt,
-}
-
-/// What every check may look at.
-struct CheckContext<'a> {
-    ctx: &'a Ctx,
-    tracker: &'a Tracker,
-    loaded: &'a Loaded,
-}
-
-/// A check: its findings are the `(token, remediation)` pairs it warns with.
-type CheckFn = fn(&CheckContext<'_>) -> (HealthCheck, Vec<(String, String)>);
-
-/// The checks `pm health` runs, in output order.
-const CHECKS: &[CheckFn] = &[index_check];
-
-fn index_check(c: &CheckContext<'_>) -> (HealthCheck, Vec<(String, String)>) {
-    let index = Index::open(c.tracker, &c.loaded.schema, index_options(c.ctx));
+fn index_check(ctx: &Ctx, view: &TrackerView) -> (HealthCheck, Vec<HealthFinding>) {
+    let index = Index::open(view.tracker(), view.schema(), index_options(ctx));
     let health = index.health();
     let details = serde_json::to_value(&health).unwrap_or(Value::Null);
     let state = details["state"].as_str().unwrap_or("unknown").to_string();
     let findings = if health.ok {
         Vec::new()
     } else {
-        vec![(
+        vec![HealthFinding::new(
+            "index",
             format!("index_{state}"),
-            "reads answer from a scan until the next writer rebuilds it; run `pm reindex` (or `pm gc --scope index`)".to_string(),
+            true,
+            Some("pm reindex".into()),
         )]
     };
-    (
-        HealthCheck {
-            name: "index",
-            status: if health.ok { "ok" } else { "warn" },
-            ok: health.ok,
-            details,
-        },
-        findings,
-    )
+    (health_check("index", details, &findings), findings)
+}
+
+/// Cuts every array in `value` to `limit` entries, recursively.
+fn shorten(value: &mut Value, limit: usize) {
+    match value {
+        Value::Array(items) => {
+            items.truncate(limit);
+            items.iter_mut().for_each(|v| shorten(v, limit));
+        }
+        Value::Object(map) => map.values_mut().for_each(|v| shorten(v, limit)),
+        _ => {}
+    }
 }
 
 /// Runs every health check.
 ///
 /// # Errors
-/// `not_in_project`; settings read failures.
-pub fn cmd_health(ctx: &Ctx, _args: &HealthArgs) -> Result<HealthOutput> {
-    let tracker = ctx.tracker()?;
-    let loaded = load(&tracker, &ctx.settings_env())?;
-    let check_ctx = CheckContext {
-        ctx,
-        tracker: &tracker,
-        loaded: &loaded,
+/// `not_in_project`; settings read failures; the read-output refusals.
+pub fn cmd_health(ctx: &Ctx, args: &HealthArgs) -> Result<HealthOutput> {
+    let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
+    let (mut checks, mut findings) = tracker_health(&view, ctx.clock.now_ms())?;
+    let (index, index_findings) = index_check(ctx, &view);
+    checks.push(index);
+    findings.extend(index_findings);
+    let ok = findings.iter().all(|f| f.severity != "gate_failing");
+    let failed_because: Vec<String> = findings
+        .iter()
+        .filter(|f| f.severity == "gate_failing")
+        .map(|f| f.warning.clone())
+        .take(WARNING_LIMIT)
+        .collect();
+    let warning_count = findings.len();
+    let truncated = warning_count > WARNING_LIMIT;
+    findings.truncate(WARNING_LIMIT);
+    let warnings: Vec<&str> = findings.iter().map(|f| f.warning.as_str()).collect();
+    let mode = if args.summary || (args.strict_exit && !args.full && !args.brief) {
+        Some("summary")
+    } else if args.brief {
+        Some("brief")
+    } else {
+        None
     };
-    let mut checks = Vec::new();
-    let mut findings = Vec::new();
-    for check in CHECKS {
-        let (result, warned) = check(&check_ctx);
-        for (token, remediation) in warned {
-            findings.push(Finding {
-                warning: token.clone(),
-                code: token,
-                check: result.name,
-                severity: "advisory",
-                remediation,
-            });
+    let mut check_values: Vec<Value> = Vec::new();
+    for check in &checks {
+        let mut value = serde_json::to_value(check).unwrap_or(Value::Null);
+        match mode {
+            Some("summary") => value["details"] = Value::Object(Map::new()),
+            Some(_) => shorten(&mut value["details"], BRIEF_DETAIL_LIMIT),
+            None => {}
         }
-        checks.push(result);
+        check_values.push(value);
     }
-    let warnings: Vec<String> = findings.iter().map(|f| f.warning.clone()).collect();
-    Ok(HealthOutput {
-        ok: checks.iter().all(|c| c.ok),
-        checks,
-        warning_count: warnings.len(),
-        warnings,
-        findings,
-        failed_because: Vec::new(),
-        generated_at: ctx.clock.now_iso(),
-        warning_limit: 100,
-        warnings_truncated: false,
-        omission_receipt: OmissionReceipt {
-            has_omissions: false,
-            omitted_field_group_count: 0,
-            omitted_field_groups: Vec::new(),
-        },
-    })
+    let mut result = Map::new();
+    result.insert("ok".into(), json!(ok));
+    result.insert("checks".into(), Value::Array(check_values));
+    result.insert("warnings".into(), json!(warnings));
+    result.insert("findings".into(), json!(findings));
+    result.insert("failed_because".into(), json!(failed_because));
+    if let Some(mode) = mode {
+        let omitted: Vec<&str> = if mode == "summary" {
+            checks.iter().map(|c| c.name).collect()
+        } else {
+            Vec::new()
+        };
+        result.insert(
+            "projection".into(),
+            json!({
+                "mode": mode,
+                "warning_count": warning_count,
+                "warnings_truncated": truncated,
+                "detail_limit": if mode == "summary" { 0 } else { BRIEF_DETAIL_LIMIT },
+                "omitted_checks": omitted,
+            }),
+        );
+    }
+    result.insert("generated_at".into(), json!(ctx.clock.now_iso()));
+    result.insert("warning_count".into(), json!(warning_count));
+    result.insert("warning_limit".into(), json!(WARNING_LIMIT));
+    result.insert("warnings_truncated".into(), json!(truncated));
+    let format = ctx.read_output.resolve_format(ctx.format, None);
+    let meta = ReadMeta::new(Surface::Health, "health");
+    let mut finished = finish_read(Value::Object(result), &meta, &ctx.read_output, format)?;
+    if args.strict_exit && !ok && finished.exit_code == exit::SUCCESS {
+        finished.exit_code = exit::FAILURE;
+    }
+    Ok(finished)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brief_shortens_every_list() {
+        let mut v = json!({"a": [1, 2, 3, 4, 5, 6, 7], "b": {"c": [[1, 2, 3, 4, 5, 6]]}});
+        shorten(&mut v, 5);
+        assert_eq!(
+            v,
+            json!({"a": [1, 2, 3, 4, 5], "b": {"c": [[1, 2, 3, 4, 5]]}})
+        );
+    }
 }

@@ -195,13 +195,11 @@ impl Command {
     /// apply), a read surface in a mutation mode, or neither.
     pub fn read_kind(&self) -> CommandKind {
         match self {
-            // history and validate print their own envelopes until they move onto the
-            // read-output layer; until then the `--output-*` controls are refused for them.
+            // history prints its own envelope until it moves onto the read-output layer;
+            // until then the `--output-*` controls are refused for it.
             Command::History(_)
             | Command::Init(_)
-            | Command::Validate(_)
             | Command::Gc(_)
-            | Command::Health(_)
             | Command::Reindex(_)
             | Command::Where(_)
             | Command::Create(_)
@@ -234,6 +232,8 @@ impl Command {
             | Command::ListCanceled(_)
             | Command::Stats(_)
             | Command::Aggregate(_)
+            | Command::Validate(_)
+            | Command::Health(_)
             | Command::Get(_) => CommandKind::Read,
             Command::Search(_) | Command::Next(_) | Command::Context(_) => CommandKind::Read,
             Command::Bench(_) => CommandKind::NotRead,
@@ -272,8 +272,6 @@ pub enum CommandOutput {
     },
     /// `pm gc`.
     Gc(GcOutput),
-    /// `pm health`.
-    Health(HealthOutput),
     /// `pm reindex`.
     Reindex(ReindexOutput),
     /// `pm where`.
@@ -284,13 +282,6 @@ pub enum CommandOutput {
     History {
         /// The envelope.
         output: Box<HistoryOutput>,
-        /// `--strict-exit`.
-        strict: bool,
-    },
-    /// `pm validate`; `strict` is `--strict-exit`.
-    Validate {
-        /// The envelope.
-        output: Box<ValidateOutput>,
         /// `--strict-exit`.
         strict: bool,
     },
@@ -331,12 +322,10 @@ impl CommandOutput {
                 verbose: true,
             } => render(&**output, format, out),
             CommandOutput::Gc(output) => render(output, format, out),
-            CommandOutput::Health(output) => render(output, format, out),
             CommandOutput::Reindex(output) => render(output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
             CommandOutput::Bench(manifest) => render(manifest, format, out),
             CommandOutput::History { output, .. } => render(&**output, format, out),
-            CommandOutput::Validate { output, .. } => render(&**output, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
             CommandOutput::Read(finished) => render(&finished.value, finished.format, out),
             CommandOutput::Text { text, document } => match format {
@@ -368,10 +357,6 @@ impl CommandOutput {
                 output,
                 strict: true,
             } => output.verification.as_ref().is_some_and(|v| !v.ok),
-            CommandOutput::Validate {
-                output,
-                strict: true,
-            } => output.fails_strict(),
             _ => false,
         };
         if failed { exit::FAILURE } else { exit::SUCCESS }
@@ -389,7 +374,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
             verbose: args.verbose,
         }),
         Command::Gc(args) => cmd_gc(ctx, args).map(CommandOutput::Gc),
-        Command::Health(args) => cmd_health(ctx, args).map(CommandOutput::Health),
+        Command::Health(args) => cmd_health(ctx, args).map(CommandOutput::Read),
         Command::Reindex(args) => cmd_reindex(ctx, args).map(CommandOutput::Reindex),
         Command::Where(args) => cmd_where(ctx, args).map(CommandOutput::Where),
         Command::Get(args) => cmd_get(ctx, args).map(CommandOutput::Read),
@@ -398,10 +383,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
             output: Box::new(o),
             strict: args.strict_exit,
         }),
-        Command::Validate(args) => cmd_validate(ctx, args).map(|o| CommandOutput::Validate {
-            output: Box::new(o),
-            strict: args.strict_exit,
-        }),
+        Command::Validate(args) => cmd_validate(ctx, args).map(CommandOutput::Read),
         Command::Create(args) => mutation(cmd_create(ctx, args)),
         Command::Update(args) => mutation(cmd_update(ctx, args)),
         Command::Close(args) => mutation(cmd_close(ctx, args)),

@@ -1,115 +1,14 @@
-//! `pm validate` (read-output spec §3.9): the checks this implementation has so far (history
-//! drift, storage spec §8.4), in pm's envelope: checks with details, sorted warning codes, the
-//! diagnostic-row projection (`--counts`) and its omission receipt.
+//! The `history_drift` check (storage spec §8.4): every stream's chain, every item file against
+//! its stream's last `after_hash`, and the workspace stream with its documents; pm's keys first,
+//! then ours (`streams_checked`, `drift_rows`, `counts.unreadable_items`).
 
 use serde::Serialize;
 
-use super::receipt::{FieldGroup, OmissionReceipt};
-use super::view::TrackerView;
+use super::{CheckName, Outcome, Scope};
 use crate::collate::locale_compare;
-use crate::error::Result;
 use crate::history::verify::{DriftStatus, HistorySummary, StreamStatus};
 use crate::history::workspace::DisagreementKind;
-use crate::history::{TrackerHistoryReport, WORKSPACE_STREAM_ID, verify_tracker_history};
-
-/// Per-item diagnostic lists keep at most this many entries (`*_truncated` says when more).
-pub const DIAGNOSTIC_ROW_LIMIT: usize = 100;
-
-/// pm's check names, in its run order; only `history_drift` is implemented here.
-pub const PM_CHECKS: [&str; 9] = [
-    "metadata",
-    "resolution",
-    "lifecycle",
-    "dependency_references",
-    "files",
-    "command_references",
-    "history_drift",
-    "format_version",
-    "storage_integrity",
-];
-
-/// A check this implementation can run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CheckName {
-    /// Every stream's chain and every item file against its stream (`--check-history-drift`).
-    HistoryDrift,
-}
-
-impl CheckName {
-    /// Every implemented check, in run order.
-    pub const ALL: [CheckName; 1] = [CheckName::HistoryDrift];
-
-    /// Returns pm's name of the check.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CheckName::HistoryDrift => "history_drift",
-        }
-    }
-}
-
-/// What `validate` runs and how it reports.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ValidateOptions {
-    /// The checks asked for; empty means every check (pm: no `--check-*` flag runs all).
-    pub checks: Vec<CheckName>,
-    /// `--counts`: keep counts and drop the per-item diagnostic lists.
-    pub counts: bool,
-    /// The `generated_at` timestamp (from the invocation clock).
-    pub generated_at: String,
-}
-
-/// The `validate` envelope.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ValidateReport {
-    /// False when a check has status `error`.
-    pub ok: bool,
-    /// Whether any warning was raised.
-    pub has_warnings: bool,
-    /// The checks that ran, in pm's order.
-    pub checks: Vec<ValidateCheck>,
-    /// Warning codes `<code>:<count>`, deduplicated and `localeCompare` sorted.
-    pub warnings: Vec<String>,
-    /// pm checks that were asked for (no check flag means all) but do not exist here yet.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub checks_not_implemented: Vec<&'static str>,
-    /// When the report was made.
-    pub generated_at: String,
-    /// The diagnostic-row projection.
-    pub projection: ValidateProjection,
-    /// `diagnostic_rows` when `--counts` dropped them.
-    pub omission_receipt: OmissionReceipt,
-}
-
-impl ValidateReport {
-    /// Returns true when `--strict-exit` must fail: a warning or a failed check.
-    pub fn fails_strict(&self) -> bool {
-        !self.ok || self.has_warnings
-    }
-}
-
-/// `projection{mode, declared_field_groups, included_field_groups}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ValidateProjection {
-    /// `full` or `counts`.
-    pub mode: &'static str,
-    /// The groups a full report has (`diagnostic_rows`).
-    pub declared_field_groups: Vec<FieldGroup>,
-    /// The groups this report has.
-    pub included_field_groups: Vec<&'static str>,
-}
-
-/// One check: `{name, status, ok, details}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ValidateCheck {
-    /// pm's check name.
-    pub name: &'static str,
-    /// `ok`, `warn` or `error`.
-    pub status: &'static str,
-    /// Whether the status is `ok`.
-    pub ok: bool,
-    /// What was checked and found.
-    pub details: HistoryDriftDetails,
-}
+use crate::history::{TrackerHistoryReport, WORKSPACE_STREAM_ID};
 
 /// The details of `history_drift` (pm's keys first, then ours).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -119,27 +18,22 @@ pub struct HistoryDriftDetails {
     /// Ids with any problem (`_workspace` for the workspace stream).
     pub drifted_items_count: usize,
     /// Those ids, `localeCompare` sorted (dropped by `--counts`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub drifted_items: Option<Vec<String>>,
-    /// Whether `drifted_items` was cut at [`DIAGNOSTIC_ROW_LIMIT`].
+    pub drifted_items: Vec<String>,
+    /// Whether `drifted_items` was cut at the diagnostic limit.
     pub drifted_items_truncated: bool,
     /// Ids per class.
     pub counts: DriftCounts,
     /// Workspace documents that differ from the workspace stream.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workspace_state_mismatches: Option<Vec<String>>,
+    pub workspace_state_mismatches: Vec<String>,
     /// Workspace documents recorded in the stream but absent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workspace_state_missing: Option<Vec<String>>,
+    pub workspace_state_missing: Vec<String>,
     /// Workspace documents that cannot be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub workspace_state_unreadable: Option<Vec<String>>,
+    pub workspace_state_unreadable: Vec<String>,
     /// Non-empty streams checked, deleted items' streams and the workspace stream included.
     pub streams_checked: usize,
     /// One row per problem: id, class and detail (entry numbers, lines, hashes).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub drift_rows: Option<Vec<DriftRow>>,
-    /// Whether `drift_rows` was cut at [`DIAGNOSTIC_ROW_LIMIT`].
+    pub drift_rows: Vec<DriftRow>,
+    /// Whether `drift_rows` was cut at the diagnostic limit.
     pub drift_rows_truncated: bool,
 }
 
@@ -176,72 +70,12 @@ pub struct DriftRow {
     pub detail: String,
 }
 
-/// Runs the requested checks over the tracker of `view`.
-///
-/// # Errors
-/// `io_error` when the item folders or the history directory cannot be listed.
-pub fn validate(view: &TrackerView, options: &ValidateOptions) -> Result<ValidateReport> {
-    let run_all = options.checks.is_empty();
-    let mut checks = Vec::new();
-    let mut warnings = Vec::new();
-    for check in CheckName::ALL {
-        if !run_all && !options.checks.contains(&check) {
-            continue;
-        }
-        match check {
-            CheckName::HistoryDrift => {
-                let (details, found) = history_drift(view, options.counts)?;
-                let status = if found.is_empty() { "ok" } else { "warn" };
-                checks.push(ValidateCheck {
-                    name: check.as_str(),
-                    status,
-                    ok: found.is_empty(),
-                    details,
-                });
-                warnings.extend(found);
-            }
-        }
-    }
-    warnings.sort_by(|a, b| locale_compare(a, b));
-    warnings.dedup();
-    let declared = vec![FieldGroup::new("diagnostic_rows", "--full")];
-    let (mode, included, omitted) = if options.counts {
-        ("counts", Vec::new(), declared.clone())
-    } else {
-        ("full", vec!["diagnostic_rows"], Vec::new())
-    };
-    Ok(ValidateReport {
-        ok: !checks.iter().any(|c| c.status == "error"),
-        has_warnings: !warnings.is_empty(),
-        checks,
-        warnings,
-        checks_not_implemented: if run_all {
-            PM_CHECKS
-                .into_iter()
-                .filter(|name| !CheckName::ALL.iter().any(|c| c.as_str() == *name))
-                .collect()
-        } else {
-            Vec::new()
-        },
-        generated_at: options.generated_at.clone(),
-        projection: ValidateProjection {
-            mode,
-            declared_field_groups: declared,
-            included_field_groups: included,
-        },
-        omission_receipt: OmissionReceipt::omitted(omitted),
-    })
-}
-
-/// Builds the `history_drift` details and its warning codes.
-fn history_drift(
-    view: &TrackerView,
-    counts_only: bool,
-) -> Result<(HistoryDriftDetails, Vec<String>)> {
-    let files = view.item_files()?.files;
-    let report = verify_tracker_history(view.tracker(), &files, |file| view.load(file))?;
-    let classes = classify(&report);
-    let rows = drift_rows(view, &report);
+/// The `history_drift` check over an already verified tracker.
+pub(crate) fn history_drift(scope: &Scope<'_>, report: &TrackerHistoryReport) -> Outcome {
+    let view = scope.view;
+    let limit = scope.limit;
+    let classes = classify(report);
+    let rows = drift_rows(view, report);
     let mut drifted: Vec<String> = classes
         .summary
         .missing_streams
@@ -271,17 +105,16 @@ fn history_drift(
         unreadable_items: classes.unreadable_items.len(),
     };
     let warnings = warning_codes(&counts);
-    let list = |v: Vec<String>| (!counts_only).then(|| capped(v).0);
     let checked_files: usize = report.items.iter().map(|i| i.files.len()).sum();
     let details = HistoryDriftDetails {
         checked_items: checked_files - counts.unreadable_items,
         drifted_items_count: drifted.len(),
-        drifted_items_truncated: !counts_only && drifted.len() > DIAGNOSTIC_ROW_LIMIT,
-        drifted_items: list(drifted),
+        drifted_items_truncated: cut_at(&drifted, limit),
+        drifted_items: cut(drifted, limit),
         counts,
-        workspace_state_mismatches: list(classes.workspace_mismatches),
-        workspace_state_missing: list(classes.workspace_missing),
-        workspace_state_unreadable: list(classes.workspace_unreadable),
+        workspace_state_mismatches: classes.workspace_mismatches,
+        workspace_state_missing: classes.workspace_missing,
+        workspace_state_unreadable: classes.workspace_unreadable,
         streams_checked: report
             .items
             .iter()
@@ -289,10 +122,11 @@ fn history_drift(
             .chain([&report.workspace.stream])
             .filter(|s| **s != StreamStatus::Missing)
             .count(),
-        drift_rows_truncated: !counts_only && rows.len() > DIAGNOSTIC_ROW_LIMIT,
-        drift_rows: (!counts_only).then(|| capped(rows).0),
+        drift_rows_truncated: cut_at(&rows, limit),
+        drift_rows: cut(rows, limit),
     };
-    Ok((details, warnings))
+    let details = serde_json::to_value(&details).unwrap_or_default();
+    Outcome::new(CheckName::HistoryDrift, false, details, warnings)
 }
 
 /// The ids and paths of every drift class.
@@ -373,7 +207,7 @@ fn warning_codes(counts: &DriftCounts) -> Vec<String> {
 }
 
 /// One row per problem, sorted by id (the workspace stream last among equals).
-fn drift_rows(view: &TrackerView, report: &TrackerHistoryReport) -> Vec<DriftRow> {
+fn drift_rows(view: &crate::read::TrackerView, report: &TrackerHistoryReport) -> Vec<DriftRow> {
     let root = format!("{}/", view.tracker().root().display());
     let clean = |text: &str| text.replace(&root, "");
     let mut rows = Vec::new();
@@ -463,11 +297,15 @@ fn drift_rows(view: &TrackerView, report: &TrackerHistoryReport) -> Vec<DriftRow
     rows
 }
 
-/// Cuts `items` at [`DIAGNOSTIC_ROW_LIMIT`]; returns whether it did.
-fn capped<T>(mut items: Vec<T>) -> (Vec<T>, bool) {
-    let cut = items.len() > DIAGNOSTIC_ROW_LIMIT;
-    items.truncate(DIAGNOSTIC_ROW_LIMIT);
-    (items, cut)
+/// Returns whether `items` is longer than `limit`.
+fn cut_at<T>(items: &[T], limit: Option<usize>) -> bool {
+    limit.is_some_and(|l| items.len() > l)
+}
+
+/// Cuts `items` to `limit` entries.
+fn cut<T>(mut items: Vec<T>, limit: Option<usize>) -> Vec<T> {
+    items.truncate(limit.unwrap_or(usize::MAX));
+    items
 }
 
 #[cfg(test)]
@@ -491,10 +329,9 @@ mod tests {
     }
 
     #[test]
-    fn capping_keeps_the_limit() {
-        let (kept, cut) = capped((0..150).collect::<Vec<_>>());
-        assert_eq!((kept.len(), cut), (DIAGNOSTIC_ROW_LIMIT, true));
-        let (kept, cut) = capped(vec![1, 2]);
-        assert_eq!((kept.len(), cut), (2, false));
+    fn cutting_keeps_the_limit() {
+        assert!(cut_at(&[1, 2, 3], Some(2)));
+        assert_eq!(cut(vec![1, 2, 3], Some(2)), [1, 2]);
+        assert_eq!(cut(vec![1, 2, 3], None).len(), 3);
     }
 }

@@ -1,0 +1,538 @@
+//! `pm health` tracker checks (read-output spec §3.8): settings, directories, settings values,
+//! storage, locks, integrity and history drift, in pm's order and detail keys. Each check returns
+//! its findings; advisory findings leave the check `ok`, gate-failing ones make it `warn`.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::validate::hierarchy::analyze;
+use super::validate::{Loaded, load_items, verify_history};
+use super::view::TrackerView;
+use crate::clock::EpochMs;
+use crate::error::Result;
+use crate::history::verify::{DriftStatus, StreamStatus};
+use crate::history::{TrackerHistoryReport, WORKSPACE_STREAM_ID};
+use crate::lock::{LockRead, is_stale, read_lock_info};
+
+/// Id lists in storage details keep at most this many entries (`truncated` says when cut).
+pub const ID_LIST_LIMIT: usize = 100;
+/// Hierarchy relations shown as a sample.
+const RELATION_SAMPLE: usize = 8;
+
+/// One health check: `{name, status, ok, details}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HealthCheck {
+    /// pm's check name.
+    pub name: &'static str,
+    /// `ok` or `warn`.
+    pub status: &'static str,
+    /// Whether the status is `ok`.
+    pub ok: bool,
+    /// What the check found, in pm's key order.
+    pub details: Map<String, Value>,
+}
+
+/// A warning with its severity (pm's `findings`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HealthFinding {
+    /// The warning token (`<code>:<subject>`).
+    pub warning: String,
+    /// The code (the token before its first `:`).
+    pub code: String,
+    /// The check that raised it.
+    pub check: &'static str,
+    /// `advisory` or `gate_failing`.
+    pub severity: &'static str,
+    /// How to fix it, when there is one command.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
+}
+
+impl HealthFinding {
+    /// Returns a finding of `check`.
+    pub fn new(
+        check: &'static str,
+        warning: String,
+        gate_failing: bool,
+        remediation: Option<String>,
+    ) -> HealthFinding {
+        let code = warning.split(':').next().unwrap_or("").to_string();
+        HealthFinding {
+            warning,
+            code,
+            check,
+            severity: if gate_failing {
+                "gate_failing"
+            } else {
+                "advisory"
+            },
+            remediation,
+        }
+    }
+}
+
+/// Builds a check from its details and findings.
+pub fn health_check(name: &'static str, details: Value, findings: &[HealthFinding]) -> HealthCheck {
+    let failing = findings.iter().any(|f| f.severity == "gate_failing");
+    HealthCheck {
+        name,
+        status: if failing { "warn" } else { "ok" },
+        ok: !failing,
+        details: match details {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        },
+    }
+}
+
+/// Runs pm's tracker checks; `now_ms` decides which locks are stale.
+///
+/// # Errors
+/// `io_error` when item folders or the history directory cannot be listed.
+pub fn tracker_health(
+    view: &TrackerView,
+    now_ms: EpochMs,
+) -> Result<(Vec<HealthCheck>, Vec<HealthFinding>)> {
+    let loaded = load_items(view)?;
+    let report = verify_history(view, &loaded.scanned)?;
+    let mut checks = Vec::new();
+    let mut findings = Vec::new();
+    let mut push = |name: &'static str, (details, found): (Value, Vec<HealthFinding>)| {
+        checks.push(health_check(name, details, &found));
+        findings.extend(found);
+    };
+    push("settings", settings(view));
+    push("directories", directories(view));
+    push("settings_values", (json!({"warnings": []}), Vec::new()));
+    push("storage", storage(&loaded, &report));
+    push("locks", locks(view, now_ms));
+    push("integrity", integrity(view, &loaded, &report));
+    push("history_drift", drift(&loaded, &report));
+    Ok((checks, findings))
+}
+
+fn settings(view: &TrackerView) -> (Value, Vec<HealthFinding>) {
+    let settings = view.settings();
+    let warnings: Vec<String> = view.notices().iter().map(|n| n.code.clone()).collect();
+    let findings = warnings
+        .iter()
+        .map(|w| HealthFinding::new("settings", w.clone(), false, None))
+        .collect();
+    let details = json!({
+        "path": view.tracker().settings_path().display().to_string(),
+        "version": settings.effective().get("version").cloned().unwrap_or(json!(1)),
+        "id_prefix": settings.id_prefix(),
+        "locks_ttl_seconds": settings.lock_ttl_seconds(),
+        "warnings": warnings,
+    });
+    (details, findings)
+}
+
+fn directories(view: &TrackerView) -> (Value, Vec<HealthFinding>) {
+    let root = view.tracker().root();
+    let required = ["history", "schema"];
+    let mut optional: BTreeSet<String> = ["events", "extensions", "locks", "search"]
+        .map(String::from)
+        .into();
+    for (folder, _) in view.schema().types.folders() {
+        optional.insert(folder.to_string());
+    }
+    let missing = |names: Vec<String>| -> Vec<String> {
+        names
+            .into_iter()
+            .filter(|n| !root.join(n).is_dir())
+            .collect()
+    };
+    let missing_required = missing(required.map(String::from).to_vec());
+    let missing_optional = missing(optional.iter().cloned().collect());
+    let findings = missing_required
+        .iter()
+        .map(|d| {
+            HealthFinding::new(
+                "directories",
+                format!("directory_missing:{d}"),
+                true,
+                Some("pm init".into()),
+            )
+        })
+        .collect();
+    let details = json!({
+        "required": required,
+        "optional": optional,
+        "missing_required": missing_required,
+        "missing_optional": missing_optional,
+        "missing": missing_required,
+        "strict_directories": false,
+    });
+    (details, findings)
+}
+
+/// A capped id list: `{count, ids, truncated}`.
+fn id_list(mut ids: Vec<String>) -> Value {
+    ids.sort_by(|a, b| crate::collate::locale_compare(a, b));
+    let count = ids.len();
+    ids.truncate(ID_LIST_LIMIT);
+    json!({"count": count, "ids": ids, "truncated": count > ID_LIST_LIMIT})
+}
+
+fn storage(loaded: &Loaded, report: &TrackerHistoryReport) -> (Value, Vec<HealthFinding>) {
+    let streams = report
+        .items
+        .iter()
+        .filter(|i| i.stream != StreamStatus::Missing)
+        .count()
+        + usize::from(report.workspace.stream != StreamStatus::Missing);
+    let without_file = report
+        .items
+        .iter()
+        .filter(|i| i.files.is_empty() && i.stream != StreamStatus::Missing);
+    let (tombstones, orphaned): (Vec<_>, Vec<_>) =
+        without_file.partition(|i| i.last_op.as_deref() == Some("delete"));
+    let orphaned: Vec<String> = orphaned.into_iter().map(|i| i.id.clone()).collect();
+    let findings = orphaned
+        .iter()
+        .map(|id| {
+            HealthFinding::new(
+                "storage",
+                format!("storage_orphaned_history:{id}"),
+                false,
+                None,
+            )
+        })
+        .collect();
+    let mut tombstone_list = id_list(tombstones.into_iter().map(|i| i.id.clone()).collect());
+    if let Some(map) = tombstone_list.as_object_mut() {
+        let mut with_policy = Map::new();
+        with_policy.insert("retention_policy".into(), json!("retain_append_only"));
+        with_policy.insert("gc_enabled".into(), json!(false));
+        with_policy.extend(std::mem::take(map));
+        *map = with_policy;
+    }
+    let details = json!({
+        "items": loaded.items.len(),
+        "history_streams": streams,
+        "tombstones": tombstone_list,
+        "orphaned_history_streams": id_list(orphaned),
+    });
+    (details, findings)
+}
+
+fn locks(view: &TrackerView, now_ms: EpochMs) -> (Value, Vec<HealthFinding>) {
+    let ttl = view.settings().lock_ttl_seconds();
+    let (mut active, mut stale, mut unreadable, mut unparseable) = (0, 0, 0, 0);
+    let mut findings = Vec::new();
+    let dir = view.tracker().locks_dir();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(String::from))
+        .filter(|n| n.ends_with(".lock"))
+        .collect();
+    names.sort();
+    for name in names {
+        let read = read_lock_info(&dir.join(&name));
+        match &read {
+            LockRead::Missing => continue,
+            LockRead::Malformed("lock_info_read_failed") => unreadable += 1,
+            LockRead::Malformed(_) => unparseable += 1,
+            LockRead::Held(_) => {}
+        }
+        if is_stale(&read, ttl, now_ms) {
+            stale += 1;
+            findings.push(HealthFinding::new(
+                "locks",
+                format!("stale_lock:{}", name.trim_end_matches(".lock")),
+                false,
+                Some("pm gc --scope locks".into()),
+            ));
+        } else {
+            active += 1;
+        }
+    }
+    let details = json!({
+        "active_lock_count": active,
+        "stale_lock_count": stale,
+        "unreadable_lock_count": unreadable,
+        "unparseable_lock_count": unparseable,
+    });
+    (details, findings)
+}
+
+fn integrity(
+    view: &TrackerView,
+    loaded: &Loaded,
+    report: &TrackerHistoryReport,
+) -> (Value, Vec<HealthFinding>) {
+    let mut unreadable = Vec::new();
+    let mut conflicted_items = Vec::new();
+    let mut parse_failures = Vec::new();
+    for (file, doc) in &loaded.scanned {
+        if let Err(err) = doc {
+            let path = view.relative(&file.path);
+            match err.code().as_str() {
+                "io_error" => unreadable.push(path),
+                code if code.contains("conflict") => conflicted_items.push(path),
+                _ => parse_failures.push(path),
+            }
+        }
+    }
+    let version = |item: &&super::validate::CheckItem| {
+        item.doc
+            .metadata
+            .get("pm_format_version")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+    };
+    let outdated: Vec<String> = Vec::new();
+    let ahead: Vec<String> = loaded
+        .items
+        .iter()
+        .filter(|i| version(i) > 1)
+        .map(|i| i.id.clone())
+        .collect();
+    let (mut history_unreadable, mut history_conflicts, mut history_invalid) =
+        (Vec::new(), Vec::new(), Vec::new());
+    let streams = report
+        .items
+        .iter()
+        .map(|i| (i.id.as_str(), &i.stream))
+        .chain([(WORKSPACE_STREAM_ID, &report.workspace.stream)]);
+    for (id, stream) in streams {
+        if let StreamStatus::Unreadable { code, .. } = stream {
+            match *code {
+                c if c.contains("conflict") => history_conflicts.push(id.to_string()),
+                "history_invalid_json" => history_invalid.push(id.to_string()),
+                _ => history_unreadable.push(id.to_string()),
+            }
+        }
+    }
+    let hierarchy = analyze(&loaded.items);
+    let mut findings = Vec::new();
+    let mut flag = |code: &str, subjects: &[String], gate: bool| {
+        for s in subjects {
+            findings.push(HealthFinding::new(
+                "integrity",
+                format!("{code}:{s}"),
+                gate,
+                None,
+            ));
+        }
+    };
+    flag("integrity_item_unreadable", &unreadable, true);
+    flag("integrity_item_conflict_markers", &conflicted_items, true);
+    flag("integrity_item_parse_failure", &parse_failures, true);
+    flag("integrity_item_ahead_format_version", &ahead, true);
+    flag("integrity_history_unreadable", &history_unreadable, true);
+    flag(
+        "integrity_history_conflict_markers",
+        &history_conflicts,
+        true,
+    );
+    flag("integrity_history_invalid_json", &history_invalid, true);
+    let child = |row: &str| row.split(':').next().unwrap_or("").to_string();
+    for (prefix, rows) in [
+        (
+            "hierarchy_cycle",
+            hierarchy
+                .cycles
+                .iter()
+                .map(|(ids, legacy)| (ids.join(","), *legacy))
+                .collect::<Vec<_>>(),
+        ),
+        ("hierarchy_cardinality", hierarchy.cardinality.clone()),
+        ("hierarchy_divergence", hierarchy.divergence.clone()),
+    ] {
+        for (row, legacy) in rows {
+            let code = if legacy {
+                format!("integrity_legacy_{prefix}")
+            } else {
+                format!("integrity_{prefix}")
+            };
+            findings.push(HealthFinding::new(
+                "integrity",
+                format!("{code}:{}", child(&row)),
+                !legacy,
+                None,
+            ));
+        }
+    }
+    let cycles: Vec<Value> = hierarchy
+        .cycles
+        .iter()
+        .map(|(ids, legacy)| json!({"item_ids": ids, "legacy_terminal": legacy}))
+        .collect();
+    let split = |row: &str| row.split(':').map(String::from).collect::<Vec<_>>();
+    let cardinality: Vec<Value> = hierarchy
+        .cardinality
+        .iter()
+        .map(|(row, legacy)| {
+            let parts = split(row);
+            let parents: Vec<&str> = parts.get(1).map_or(Vec::new(), |p| p.split(',').collect());
+            json!({"child_id": parts[0], "parent_ids": parents, "legacy_terminal": legacy})
+        })
+        .collect();
+    let divergences: Vec<Value> = hierarchy
+        .divergence
+        .iter()
+        .map(|(row, legacy)| {
+            let parts = split(row);
+            let field = |i: usize, prefix: &str| {
+                parts
+                    .get(i)
+                    .and_then(|p| p.strip_prefix(prefix))
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let deps = field(2, "dependencies=");
+            json!({
+                "child_id": parts[0],
+                "scalar_parent_id": field(1, "scalar="),
+                "dependency_parent_ids": deps.split(',').collect::<Vec<_>>(),
+                "legacy_terminal": legacy,
+            })
+        })
+        .collect();
+    let relations: Vec<Value> = hierarchy
+        .relations
+        .iter()
+        .take(RELATION_SAMPLE)
+        .map(|r| r.to_json())
+        .collect();
+    let count = |v: &[String]| v.len();
+    let details = json!({
+        "checked_item_files": loaded.scanned.len(),
+        "checked_history_streams": report.items.iter().filter(|i| i.stream != StreamStatus::Missing).count()
+            + usize::from(report.workspace.stream != StreamStatus::Missing),
+        "counts": {
+            "item_unreadable": count(&unreadable),
+            "item_conflict_markers": count(&conflicted_items),
+            "item_parse_failures": count(&parse_failures),
+            "history_unreadable": count(&history_unreadable),
+            "history_conflict_markers": count(&history_conflicts),
+            "history_invalid_json": count(&history_invalid),
+            "item_outdated_format_version": count(&outdated),
+            "item_ahead_format_version": count(&ahead),
+            "hierarchy_cycles": hierarchy.cycles.len(),
+            "hierarchy_cardinality_violations": hierarchy.cardinality.len(),
+            "hierarchy_parent_divergences": hierarchy.divergence.len(),
+            "tracked_runtime_cache_files": 0,
+            "merge_driver_configuration": 0,
+            "pending_merge_decisions": 0,
+            "lossless_merge_receipts": 0,
+        },
+        "item_unreadable": unreadable,
+        "item_conflict_markers": conflicted_items,
+        "item_parse_failures": parse_failures,
+        "item_outdated_format_version": outdated,
+        "item_ahead_format_version": ahead,
+        "hierarchy_integrity": {
+            "relations": {
+                "count": hierarchy.relations.len(),
+                "sample": relations,
+                "truncated": hierarchy.relations.len() > RELATION_SAMPLE,
+            },
+            "cycles": cycles,
+            "cardinality_violations": cardinality,
+            "divergences": divergences,
+        },
+        "history_unreadable": history_unreadable,
+        "history_conflict_markers": history_conflicts,
+        "history_invalid_json": history_invalid,
+        "tracked_runtime_cache": {
+            "tracker_relative_root": null,
+            "tracked_paths": [],
+            "tracked_path_count": 0,
+            "remediation_command": null,
+        },
+        "merge_driver_configuration": null,
+        "pending_merge_decision_items": [],
+        "lossless_merge_receipt_items": [],
+    });
+    (details, findings)
+}
+
+fn drift(loaded: &Loaded, report: &TrackerHistoryReport) -> (Value, Vec<HealthFinding>) {
+    let summary = report.summary();
+    let mut unreadable = summary.unreadable_streams.clone();
+    unreadable.extend(summary.torn_tails.iter().cloned());
+    let unreadable = super::validate::items::sorted_unique(unreadable);
+    let mut chain = summary.chain_mismatches.clone();
+    if report.workspace.stream == StreamStatus::ChainMismatch {
+        chain.push(WORKSPACE_STREAM_ID.into());
+    }
+    let chain = super::validate::items::sorted_unique(chain);
+    let drifted = super::validate::items::sorted_unique(
+        summary
+            .missing_streams
+            .iter()
+            .chain(&unreadable)
+            .chain(&summary.hash_mismatch)
+            .chain(&chain)
+            .cloned()
+            .collect(),
+    );
+    let mut findings = Vec::new();
+    for (class, ids) in [
+        ("missing_stream", &summary.missing_streams),
+        ("unreadable_stream", &unreadable),
+        ("hash_mismatch", &summary.hash_mismatch),
+        ("chain_mismatch", &chain),
+    ] {
+        for id in ids {
+            findings.push(HealthFinding::new(
+                "history_drift",
+                format!("history_drift_{class}:{id}"),
+                true,
+                Some(format!("pm history-repair {id}")),
+            ));
+        }
+    }
+    let disagreements = |kind| -> Vec<String> {
+        report
+            .workspace
+            .disagreements
+            .iter()
+            .filter(|d| d.kind == kind)
+            .map(|d| d.path.clone())
+            .collect()
+    };
+    use crate::history::workspace::DisagreementKind as K;
+    let (differs, missing, unreadable_docs) = (
+        disagreements(K::Differs),
+        disagreements(K::Missing),
+        disagreements(K::Unreadable),
+    );
+    let unparsed = loaded.scanned.iter().filter(|(_, d)| d.is_err()).count();
+    let checked = report
+        .items
+        .iter()
+        .flat_map(|i| &i.files)
+        .filter(|f| !matches!(f.drift, DriftStatus::ItemUnreadable { .. }))
+        .count();
+    let details = json!({
+        "checked_items": checked.min(loaded.scanned.len() - unparsed),
+        "cache_hit_verification": "full",
+        "drifted_items": drifted,
+        "counts": {
+            "drifted": drifted.len(),
+            "missing_streams": summary.missing_streams.len(),
+            "unreadable_streams": unreadable.len(),
+            "hash_mismatches": summary.hash_mismatch.len(),
+            "chain_mismatches": chain.len(),
+            "workspace_state_mismatches": differs.len(),
+            "workspace_state_missing": missing.len(),
+            "workspace_state_unreadable": unreadable_docs.len(),
+        },
+        "missing_streams": summary.missing_streams,
+        "unreadable_streams": unreadable,
+        "hash_mismatches": summary.hash_mismatch,
+        "chain_mismatches": chain,
+        "workspace_state_mismatches": differs,
+        "workspace_state_missing": missing,
+        "workspace_state_unreadable": unreadable_docs,
+    });
+    (details, findings)
+}
