@@ -4,6 +4,7 @@
 #[allow(dead_code)]
 mod common;
 
+mod test_activity;
 mod test_bench;
 mod test_concurrency;
 mod test_contracts;
@@ -11,6 +12,7 @@ mod test_crash;
 mod test_events;
 mod test_forgotten_files;
 mod test_get;
+mod test_graph_reads;
 mod test_help;
 mod test_history;
 mod test_index_commands;

@@ -333,6 +333,27 @@ impl<'a> Index<'a> {
         Ok(page)
     }
 
+    /// Answers an events query with every match (its `limit` ignored): the history entries
+    /// of a window, for `pm activity`. Same sources and fallback as [`Index::events`].
+    ///
+    /// # Errors
+    /// Scan failures listing `history/`.
+    pub fn events_all(&self, query: &EventQuery) -> Result<EventPage> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(&mut notices) {
+            match events::query_all_events(&conn, query) {
+                Ok(mut page) => {
+                    page.notices.extend(notices);
+                    return Ok(page);
+                }
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let mut page = maintenance::scan_all_events(&self.tracker, self.schema, query)?;
+        page.notices.extend(notices);
+        Ok(page)
+    }
+
     /// Applies a mutation's commit to the projection (the `CommitObserver` of mutations): the
     /// named files are re-stat'ed and re-parsed and applied in one transaction. Never fails:
     /// on any problem the projection is marked stale and the next read repairs it.

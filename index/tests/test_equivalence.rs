@@ -461,6 +461,7 @@ fn event_query_gen() -> impl Strategy<Value = EventQuery> {
     )
         .prop_map(|(since, ops, authors, streams, limit)| EventQuery {
             since,
+            until: None,
             ops: ops.into_iter().map(String::from).collect(),
             authors: authors.into_iter().map(String::from).collect(),
             streams: streams.into_iter().map(String::from).collect(),

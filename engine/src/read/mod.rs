@@ -5,6 +5,7 @@ pub mod children;
 pub mod facets;
 pub mod get;
 pub mod get_at;
+pub mod graph;
 pub mod history_view;
 pub mod receipt;
 pub mod record_order;
