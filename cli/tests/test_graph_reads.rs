@@ -319,6 +319,30 @@ fn bounded_on_a_generated_tracker() -> TestResult {
     assert_eq!(impact["affected"].as_array().map(Vec::len), Some(10));
     let audit = json_of(&t, &["graph", "audit"])?;
     assert!(audit["findings"].as_array().is_some_and(|f| f.len() <= 50));
+    let context = [
+        "deps",
+        "pm-s0000000",
+        "--format",
+        "context",
+        "--direction",
+        "in",
+    ];
+    let ctx = json_of(&t, &[&context[..], &["--node-limit", "4"]].concat())?;
+    assert_eq!(ctx["context"]["nodes"].as_array().map(Vec::len), Some(4));
+    assert_eq!(ctx["context"]["has_more"], true);
+    assert!(strings(&ctx["truncation_reasons"]).contains(&"node_limit".to_owned()));
+    let cursor = ctx["context"]["next_cursor"]
+        .as_str()
+        .ok_or("cursor")?
+        .to_owned();
+    let more = json_of(
+        &t,
+        &[&context[..], &["--node-limit", "4", "--cursor", &cursor]].concat(),
+    )?;
+    assert_ne!(
+        more["context"]["nodes"][0]["id"],
+        ctx["context"]["nodes"][0]["id"]
+    );
     for args in [
         &["graph", "analyze"][..],
         &["graph", "audit"],

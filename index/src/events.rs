@@ -262,25 +262,36 @@ fn page_from_rows_bounded(
 /// # Errors
 /// SQLite failures.
 pub fn query_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<EventPage> {
-    query_events_bounded(conn, query, Some(query.effective_limit()))
+    query_events_bounded(conn, query, Some(query.effective_limit()), true)
 }
 
-/// Answers an event query from the projection with every match (the query's limit ignored).
+/// Answers an event query from the projection with every match (the query's limit ignored);
+/// without `with_entries`, `entry_json` is left empty (a window's counts need no patches).
 ///
 /// # Errors
 /// SQLite failures.
-pub fn query_all_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<EventPage> {
-    query_events_bounded(conn, query, None)
+pub fn query_all_events(
+    conn: &Connection,
+    query: &EventQuery,
+    with_entries: bool,
+) -> rusqlite::Result<EventPage> {
+    query_events_bounded(conn, query, None, with_entries)
 }
 
 fn query_events_bounded(
     conn: &Connection,
     query: &EventQuery,
     limit: Option<usize>,
+    with_entries: bool,
 ) -> rusqlite::Result<EventPage> {
-    let mut sql = String::from(
+    let entry = if with_entries {
+        "entry_json"
+    } else {
+        "'' AS entry_json"
+    };
+    let mut sql = format!(
         "SELECT stream, position, ts, author, op, agent_harness, agent_instance, message,
-                patch_count, entry_json FROM events WHERE 1",
+                patch_count, {entry} FROM events WHERE 1",
     );
     let mut args: Vec<Box<dyn ToSql>> = Vec::new();
     match &query.since {

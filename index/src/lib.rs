@@ -14,6 +14,7 @@ pub mod digest;
 pub mod events;
 pub mod freshness;
 pub mod gc;
+pub mod graph;
 pub mod indexer;
 pub mod maintenance;
 pub mod project;
@@ -207,6 +208,28 @@ impl<'a> Index<'a> {
         })
     }
 
+    /// Returns the graph row of every item (`pm graph`, `pm deps`): columns only on the index
+    /// path, derived from the scanned summaries otherwise.
+    ///
+    /// # Errors
+    /// As [`Index::list`].
+    pub fn graph_items(&self) -> Result<(Vec<pm_engine::read::graph::GraphItem>, Source)> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(&mut notices) {
+            match graph::graph_items(&conn) {
+                Ok(items) => return Ok((items, Source::Index)),
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let outcome = self.scan()?;
+        let items = outcome
+            .select(&Query::all(), &Sort::default_order())
+            .iter()
+            .map(pm_engine::read::graph::GraphItem::from)
+            .collect();
+        Ok((items, Source::Scan))
+    }
+
     /// Returns the `(type, status)` counts of the matches of `query`.
     ///
     /// # Errors
@@ -334,14 +357,15 @@ impl<'a> Index<'a> {
     }
 
     /// Answers an events query with every match (its `limit` ignored): the history entries
-    /// of a window, for `pm activity`. Same sources and fallback as [`Index::events`].
+    /// of a window, for `pm activity`. Same sources and fallback as [`Index::events`];
+    /// without `with_entries` every `entry_json` is empty.
     ///
     /// # Errors
     /// Scan failures listing `history/`.
-    pub fn events_all(&self, query: &EventQuery) -> Result<EventPage> {
+    pub fn events_all(&self, query: &EventQuery, with_entries: bool) -> Result<EventPage> {
         let mut notices = Vec::new();
         if let Path2::Index(conn) = self.prepare(&mut notices) {
-            match events::query_all_events(&conn, query) {
+            match events::query_all_events(&conn, query, with_entries) {
                 Ok(mut page) => {
                     page.notices.extend(notices);
                     return Ok(page);
@@ -350,6 +374,9 @@ impl<'a> Index<'a> {
             }
         }
         let mut page = maintenance::scan_all_events(&self.tracker, self.schema, query)?;
+        if !with_entries {
+            page.events.iter_mut().for_each(|e| e.entry_json.clear());
+        }
         page.notices.extend(notices);
         Ok(page)
     }

@@ -193,16 +193,19 @@ pub fn cmd_activity(ctx: &Ctx, args: &ActivityArgs) -> Result<ActivityOutput> {
     };
     let loaded = load(&tracker, &ctx.settings_env())?;
     let index = Index::open(&tracker, &loaded.schema, index_options(ctx));
-    let page = index.events_all(&EventQuery {
-        since: Some(EventSince::Timestamp(format_iso_ms(from_ms))),
-        until: Some(format_iso_ms(to_ms)),
-        ops: args.op.clone(),
-        authors: args.author.clone(),
-        streams: ids,
-        harnesses: args.harness.clone(),
-        agent_instances: args.agent_instance.clone(),
-        limit: 0,
-    })?;
+    let page = index.events_all(
+        &EventQuery {
+            since: Some(EventSince::Timestamp(format_iso_ms(from_ms))),
+            until: Some(format_iso_ms(to_ms)),
+            ops: args.op.clone(),
+            authors: args.author.clone(),
+            streams: ids,
+            harnesses: args.harness.clone(),
+            agent_instances: args.agent_instance.clone(),
+            limit: 0,
+        },
+        false,
+    )?;
     let mut events = page.events;
     events.reverse();
     let summary = summary(&events, from_ms, to_ms);
@@ -224,7 +227,7 @@ pub fn cmd_activity(ctx: &Ctx, args: &ActivityArgs) -> Result<ActivityOutput> {
             .collect(),
         None => events[start..end]
             .iter()
-            .map(|row| event_row(mode, row))
+            .map(|row| event_row(mode, row, &entry_of(&view, row)))
             .collect(),
     };
     let has_more = end < total;
@@ -530,9 +533,19 @@ fn event_key(row: &EventRow) -> String {
     format!("{}|{}|{}", row.ts, row.stream, row.position)
 }
 
-/// Returns one event row in `mode` (compact, provenance or full).
-fn event_row(mode: Mode, row: &EventRow) -> Value {
-    let raw: Value = serde_json::from_str(&row.entry_json).unwrap_or(Value::Null);
+/// Returns the history entry of an event row, read from its stream (the window query leaves
+/// the entries out; only the page's rows need them); `null` when the stream no longer holds it.
+fn entry_of(view: &TrackerView, row: &EventRow) -> Value {
+    let position = usize::try_from(row.position).unwrap_or(usize::MAX);
+    view.stream(&row.stream)
+        .ok()
+        .and_then(|s| s.entries.get(position).map(HistoryEntry::to_value))
+        .unwrap_or(Value::Null)
+}
+
+/// Returns one event row in `mode` (compact, provenance or full) from its `raw` entry.
+fn event_row(mode: Mode, row: &EventRow, raw: &Value) -> Value {
+    let raw = raw.clone();
     let index = usize::try_from(row.position).unwrap_or(0) + 1;
     let mut out = Map::new();
     out.insert("id".into(), json!(row.stream));

@@ -5,7 +5,6 @@
 use std::collections::BTreeSet;
 
 use pm_engine::mutate::{DependencySeed, deps_add, deps_remove, split_list};
-use pm_engine::query::{Query, Sort};
 use pm_engine::read::TrackerView;
 use pm_engine::read::graph::Direction;
 use pm_engine::read::graph::deps::{DepsIndex, DepsOptions};
@@ -166,9 +165,7 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
     let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
     let id = view.locate(&args.id)?.stem;
     let index = Index::open(&tracker, view.schema(), index_options(ctx));
-    let items = index
-        .summaries(&Query::all(), &Sort::default_order())?
-        .items;
+    let (items, _) = index.graph_items()?;
     let deps = DepsIndex::build(&items);
     let kinds = if args.kind.is_empty() {
         None

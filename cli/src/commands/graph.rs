@@ -2,7 +2,6 @@
 //! analysis and audit over parent links and dependency edges. The algorithms live in
 //! `pm_engine::read::graph`; this file parses the flags, picks bounds and renders rows.
 
-use pm_engine::query::{Query, Sort};
 use pm_engine::read::TrackerView;
 use pm_engine::read::graph::{
     Direction, ItemGraph, KindSet, PathOptions, Reached, TraversalOptions, analyze, audit,
@@ -188,9 +187,7 @@ pub fn cmd_graph(ctx: &Ctx, args: &GraphArgs) -> Result<GraphOutput> {
         .map(|raw| resolve(&view, raw))
         .transpose()?;
     let index = Index::open(&tracker, view.schema(), index_options(ctx));
-    let items = index
-        .summaries(&Query::all(), &Sort::default_order())?
-        .items;
+    let (items, _) = index.graph_items()?;
     let graph = ItemGraph::build(&items);
     let node = |id: &str| graph.node(id).ok_or_else(|| view.not_found(id));
     let kinds = |default: KindSet| -> Result<KindSet> {

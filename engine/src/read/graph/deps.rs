@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use serde_json::{Map, Value, json};
 
-use super::model::Direction;
+use super::model::{Direction, GraphItem};
 use crate::error::{Error, ReadOutputRefusal, Result};
-use crate::summary::{ItemSummary, NO_ACTIVE_BLOCKER};
+use crate::summary::NO_ACTIVE_BLOCKER;
 
 /// Dependency kinds that are legacy spellings (counted in `legacy_alias_counts`).
 const LEGACY_KINDS: [&str; 3] = ["blocked_by", "child_of", "parent_child"];
@@ -86,7 +86,7 @@ pub struct Bounds {
 
 impl DepsIndex {
     /// Indexes the declared edges of `items`.
-    pub fn build(items: &[ItemSummary]) -> DepsIndex {
+    pub fn build(items: &[GraphItem]) -> DepsIndex {
         let mut index = DepsIndex::default();
         for item in items {
             index.items.entry(item.id.clone()).or_insert_with(|| Shown {

@@ -10,6 +10,6 @@ pub mod paths;
 pub mod traverse;
 
 pub use analysis::{Finding, GraphAnalysis, analyze, audit};
-pub use model::{Direction, ItemGraph, Kind, KindSet, NodeInfo};
+pub use model::{Direction, GraphItem, ItemGraph, Kind, KindSet, NodeInfo};
 pub use paths::{Path, PathOptions, PathSearch, find_paths};
 pub use traverse::{Reached, Traversal, TraversalOptions, traverse};

@@ -5,7 +5,44 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::query::{CHILD_KINDS, PARENT_KINDS};
-use crate::summary::{ItemSummary, NO_ACTIVE_BLOCKER, StatusClass};
+use crate::summary::{DependencyRef, ItemSummary, NO_ACTIVE_BLOCKER, StatusClass};
+
+/// What the graph needs of one item (the index answers it from columns, without the light
+/// metadata; a scan derives it from [`ItemSummary`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphItem {
+    /// `id`.
+    pub id: String,
+    /// `title`.
+    pub title: String,
+    /// `type`.
+    pub item_type: String,
+    /// `status`.
+    pub status: String,
+    /// Whether the status is terminal.
+    pub terminal: bool,
+    /// Scalar `parent`.
+    pub parent: Option<String>,
+    /// Scalar `blocked_by`.
+    pub blocked_by: Option<String>,
+    /// `dependencies[]`, in file order.
+    pub dependencies: Vec<DependencyRef>,
+}
+
+impl From<&ItemSummary> for GraphItem {
+    fn from(s: &ItemSummary) -> GraphItem {
+        GraphItem {
+            id: s.id.clone(),
+            title: s.title.clone(),
+            item_type: s.item_type.clone(),
+            status: s.status.clone(),
+            terminal: s.status_class == StatusClass::Terminal,
+            parent: s.parent.clone(),
+            blocked_by: s.blocked_by.clone(),
+            dependencies: s.dependencies.clone(),
+        }
+    }
+}
 
 /// An edge kind, an index into [`ItemGraph::kind_name`]'s table.
 pub type Kind = u16;
@@ -86,7 +123,7 @@ impl ItemGraph {
     /// Builds the graph of `items`: the scalar `parent`, every `dependencies[]` row and the
     /// scalar `blocked_by`. Duplicate edges (same ends and kind) count once; adjacency lists
     /// are ordered by the other end's id, then kind, so every traversal is deterministic.
-    pub fn build(items: &[ItemSummary]) -> ItemGraph {
+    pub fn build(items: &[GraphItem]) -> ItemGraph {
         let mut g = ItemGraph {
             kinds: BUILTIN.iter().map(|k| (*k).to_owned()).collect(),
             ..ItemGraph::default()
@@ -100,7 +137,7 @@ impl ItemGraph {
                 title: item.title.clone(),
                 item_type: item.item_type.clone(),
                 status: item.status.clone(),
-                terminal: item.status_class == StatusClass::Terminal,
+                terminal: item.terminal,
                 missing: false,
             });
         }
@@ -320,8 +357,8 @@ pub(crate) mod tests {
     use crate::summary::ItemFacts;
     use serde_json::{Map, Value, json};
 
-    /// Returns a summary with `parent` and `dependencies` (`(id, kind)`) set.
-    pub(crate) fn item(id: &str, parent: Option<&str>, deps: &[(&str, &str)]) -> ItemSummary {
+    /// Returns an open task with `parent` and `dependencies` (`(id, kind)`) set.
+    pub(crate) fn item(id: &str, parent: Option<&str>, deps: &[(&str, &str)]) -> GraphItem {
         let mut light: Map<String, Value> = Map::new();
         light.insert("id".into(), json!(id));
         light.insert("title".into(), json!(format!("Item {id}")));
@@ -335,13 +372,13 @@ pub(crate) mod tests {
             .map(|(d, k)| json!({"id": d, "kind": k}))
             .collect();
         light.insert("dependencies".into(), Value::Array(deps));
-        ItemSummary::from_parts(
+        GraphItem::from(&ItemSummary::from_parts(
             light,
             ItemFacts::default(),
             format!("tasks/{id}.toon"),
             ItemFormat::Toon,
             &RuntimeSchema::builtin(),
-        )
+        ))
     }
 
     #[test]
