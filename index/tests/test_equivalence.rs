@@ -573,6 +573,13 @@ fn corpus_index_equals_scan() -> Result<(), Box<dyn std::error::Error>> {
     }
     let check = index.check()?;
     assert!(check.consistent, "{check:?}");
+    // Graph rows: columns on the index path equal the rows derived from scanned summaries.
+    let (mut graph_a, source) = index.graph_items()?;
+    let (mut graph_b, _) = scan.graph_items()?;
+    assert_eq!(source, Source::Index);
+    graph_a.sort_by(|x, y| x.id.cmp(&y.id));
+    graph_b.sort_by(|x, y| x.id.cmp(&y.id));
+    assert_eq!(graph_a, graph_b);
     let events = index.events(&EventQuery {
         limit: 1000,
         ..EventQuery::default()
