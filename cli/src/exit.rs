@@ -98,6 +98,7 @@ projection_options_mutually_exclusive invalid_argument 2
 unknown_field_projection invalid_argument 2
 list_source_incomplete parse_failed 1
 unsupported_search_mode invalid_argument 2
+unsupported_subcommand invalid_argument 2
 "
         );
     }

@@ -7,6 +7,7 @@ mod common;
 // The calibration gate's measurement and rules (used by test_calibration).
 mod calibration;
 
+mod test_activity;
 mod test_aggregate;
 mod test_bench;
 mod test_calibration;
@@ -16,6 +17,7 @@ mod test_crash;
 mod test_events;
 mod test_forgotten_files;
 mod test_get;
+mod test_graph_reads;
 mod test_health;
 mod test_help;
 mod test_history;

@@ -225,3 +225,51 @@ fn refusals() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn field_filter_and_diff() -> TestResult {
+    let t = TestTracker::sample()?;
+    let out = json_of(
+        &t,
+        &["history", "gd-t2", "--field", "status", "--diff", "--json"],
+    )?;
+    let rows = out["compact_history"].as_array().ok_or("rows")?;
+    let indices: Vec<u64> = rows.iter().filter_map(|r| r["index"].as_u64()).collect();
+    assert_eq!(indices, [1, 5]);
+    assert_eq!(out["field"], "status");
+    assert_eq!(
+        out["diff"],
+        serde_json::json!([
+            {"index": 1, "ts": "2026-03-04T10:00:00.000Z", "op": "create", "author": "sample-author",
+             "changes": [{"field": "status", "change": "added", "before": null, "after": "open"}]},
+            {"index": 5, "ts": "2026-03-05T09:05:00.000Z", "op": "update", "author": "sample-author",
+             "changes": [{"field": "status", "change": "changed", "before": "open", "after": "in_progress"}]}
+        ])
+    );
+    // --limit counts after the filter; --full rows get the same diff.
+    let last = json_of(
+        &t,
+        &[
+            "history", "gd-t2", "--field", "status", "--limit", "1", "--full", "--diff", "--json",
+        ],
+    )?;
+    assert_eq!(last["count"], 1);
+    assert_eq!(last["history"][0]["op"], "update");
+    assert_eq!(last["diff"][0]["index"], 5);
+    // A diff without a field shows every changed field of each entry.
+    let all = json_of(
+        &t,
+        &["history", "gd-t2", "--diff", "--limit", "1", "--json"],
+    )?;
+    let fields: Vec<&str> = all["diff"][0]["changes"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|c| c["field"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(fields, ["status", "updated_at"]);
+    // A field no entry touches leaves no rows; an empty name is refused.
+    let none = json_of(&t, &["history", "gd-t2", "--field", "deadline", "--json"])?;
+    assert_eq!(none["count"], 0);
+    let run = t.pm(&["history", "gd-t2", "--field", " "])?;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    Ok(())
+}

@@ -43,6 +43,17 @@ pub enum Error {
         mode: String,
     },
 
+    /// A subcommand of pm-cli that this pm does not implement (`pm graph communities`).
+    #[error("{command} {subcommand} is not supported; supported: {}", supported.join(", "))]
+    UnsupportedSubcommand {
+        /// The command (`graph`).
+        command: String,
+        /// The refused subcommand.
+        subcommand: String,
+        /// The subcommands that are implemented.
+        supported: Vec<String>,
+    },
+
     /// A flag or argument value is outside its legal domain.
     #[error("invalid value {value:?} for {field}: {reason}")]
     InvalidArgument {
@@ -470,6 +481,8 @@ pub enum ErrorCode {
     ListSourceIncomplete,
     /// `search --mode semantic|hybrid` (only keyword search exists).
     UnsupportedSearchMode,
+    /// A pm-cli subcommand this pm does not implement (`graph communities`).
+    UnsupportedSubcommand,
 }
 
 impl ErrorCode {
@@ -517,6 +530,7 @@ impl ErrorCode {
         ErrorCode::UnknownFieldProjection,
         ErrorCode::ListSourceIncomplete,
         ErrorCode::UnsupportedSearchMode,
+        ErrorCode::UnsupportedSubcommand,
     ];
 
     /// Returns the snake_case code string.
@@ -568,6 +582,7 @@ impl ErrorCode {
             ErrorCode::UnknownFieldProjection => "unknown_field_projection",
             ErrorCode::ListSourceIncomplete => "list_source_incomplete",
             ErrorCode::UnsupportedSearchMode => "unsupported_search_mode",
+            ErrorCode::UnsupportedSubcommand => "unsupported_subcommand",
         }
     }
 
@@ -592,7 +607,9 @@ impl ErrorCode {
             | ErrorCode::CommandFailed
             | ErrorCode::ProjectionOptionsMutuallyExclusive
             | ErrorCode::UnknownFieldProjection => ErrorFamily::InvalidArgument,
-            ErrorCode::UnsupportedSearchMode => ErrorFamily::InvalidArgument,
+            ErrorCode::UnsupportedSearchMode | ErrorCode::UnsupportedSubcommand => {
+                ErrorFamily::InvalidArgument
+            }
             ErrorCode::ItemDocumentInvalid
             | ErrorCode::MergeConflictMarkersDetected
             | ErrorCode::HistoryMergeConflictMarkersDetected
@@ -673,6 +690,7 @@ impl Error {
             Error::InvalidId { .. } => ErrorCode::InvalidItemId,
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgumentValue,
             Error::UnsupportedSearchMode { .. } => ErrorCode::UnsupportedSearchMode,
+            Error::UnsupportedSubcommand { .. } => ErrorCode::UnsupportedSubcommand,
             Error::ItemInvalid { .. } => ErrorCode::ItemDocumentInvalid,
             Error::ItemRoundTrip { .. } => ErrorCode::ItemDocumentRoundtripFailed,
             Error::ConflictMarkers { history: false, .. } => {
@@ -751,6 +769,13 @@ impl Error {
             Error::InvalidId { .. } => Some(
                 "ids are lowercase letters, digits and '-', like pm-a1b2; '/', '..', none and null are refused".into(),
             ),
+            Error::UnsupportedSubcommand {
+                command, supported, ..
+            } => Some(format!(
+                "use one of: {}; e.g. `pm {command} {} <id>`",
+                supported.join(", "),
+                supported.first().map_or("", String::as_str)
+            )),
             Error::UnsupportedSearchMode { .. } => Some(
                 "drop --mode/--semantic/--hybrid: keyword search (the default) is the only mode".into(),
             ),

@@ -171,6 +171,9 @@ pub enum EventSince {
 pub struct EventQuery {
     /// Where to start.
     pub since: Option<EventSince>,
+    /// Only events with `ts < this` (byte-wise, exclusive; pm's `toISOString` form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
     /// `op IN`.
     pub ops: Vec<String>,
     /// `author IN`.
@@ -205,6 +208,7 @@ impl EventQuery {
             Some(EventSince::Timestamp(ts)) => row.ts.as_str() >= ts.as_str(),
         };
         after
+            && self.until.as_deref().is_none_or(|u| row.ts.as_str() < u)
             && within(&self.ops, Some(&row.op))
             && within(&self.authors, Some(&row.author))
             && within(&self.streams, Some(&row.stream))
@@ -229,14 +233,24 @@ pub struct EventPage {
 }
 
 /// Answers an event query from rows in memory (the scan path).
-pub fn page_from_rows(
+pub fn page_from_rows(rows: Vec<EventRow>, query: &EventQuery, notices: Vec<Notice>) -> EventPage {
+    page_from_rows_bounded(rows, query, notices, Some(query.effective_limit()))
+}
+
+/// Answers an event query from rows in memory with every match (the query's limit ignored).
+pub fn all_from_rows(rows: Vec<EventRow>, query: &EventQuery, notices: Vec<Notice>) -> EventPage {
+    page_from_rows_bounded(rows, query, notices, None)
+}
+
+fn page_from_rows_bounded(
     mut rows: Vec<EventRow>,
     query: &EventQuery,
     notices: Vec<Notice>,
+    limit: Option<usize>,
 ) -> EventPage {
     rows.retain(|r| query.matches(r));
     rows.sort_by_key(EventRow::key);
-    let limit = query.effective_limit();
+    let limit = limit.unwrap_or(usize::MAX);
     let has_more = rows.len() > limit;
     rows.truncate(limit);
     EventPage {
@@ -257,6 +271,23 @@ pub fn page_from_rows(
 /// # Errors
 /// SQLite failures.
 pub fn query_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<EventPage> {
+    query_events_bounded(conn, query, Some(query.effective_limit()))
+}
+
+/// Answers an event query from the projection with every match (the query's limit ignored);
+/// `entry_json` is left empty (see [`fill_entry_lines`]).
+///
+/// # Errors
+/// SQLite failures.
+pub fn query_all_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<EventPage> {
+    query_events_bounded(conn, query, None)
+}
+
+fn query_events_bounded(
+    conn: &Connection,
+    query: &EventQuery,
+    limit: Option<usize>,
+) -> rusqlite::Result<EventPage> {
     let mut sql = String::from(
         "SELECT stream, position, ts, author, op, agent_harness, agent_instance, message,
                 patch_count, line_offset, line_len FROM events WHERE 1",
@@ -275,6 +306,10 @@ pub fn query_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<E
             args.push(Box::new(ts.clone()));
         }
     }
+    if let Some(until) = &query.until {
+        sql.push_str(" AND ts < ?");
+        args.push(Box::new(until.clone()));
+    }
     for (column, set) in [
         ("op", &query.ops),
         ("author", &query.authors),
@@ -288,9 +323,12 @@ pub fn query_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<E
         sql.push_str(&format!(" AND {column} IN ({})", placeholders(set.len())));
         args.extend(set.iter().map(|v| Box::new(v.clone()) as Box<dyn ToSql>));
     }
-    let limit = query.effective_limit();
-    sql.push_str(" ORDER BY ts, stream, position LIMIT ?");
-    args.push(Box::new(limit as i64 + 1));
+    sql.push_str(" ORDER BY ts, stream, position");
+    if let Some(limit) = limit {
+        sql.push_str(" LIMIT ?");
+        args.push(Box::new(limit as i64 + 1));
+    }
+    let limit = limit.unwrap_or(usize::MAX);
     let mut stmt = conn.prepare(&sql)?;
     let refs: Vec<&dyn ToSql> = args.iter().map(|a| a.as_ref()).collect();
     let mut rows: Vec<EventRow> = stmt

@@ -14,6 +14,7 @@ pub mod digest;
 pub mod events;
 pub mod freshness;
 pub mod gc;
+pub mod graph;
 pub mod indexer;
 pub mod maintenance;
 pub mod project;
@@ -208,6 +209,28 @@ impl<'a> Index<'a> {
         })
     }
 
+    /// Returns the graph row of every item (`pm graph`, `pm deps`): columns only on the index
+    /// path, derived from the scanned summaries otherwise.
+    ///
+    /// # Errors
+    /// As [`Index::list`].
+    pub fn graph_items(&self) -> Result<(Vec<pm_engine::read::graph::GraphItem>, Source)> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
+            match graph::graph_items(&conn) {
+                Ok(items) => return Ok((items, Source::Index)),
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let outcome = self.scan()?;
+        let items = outcome
+            .select(&Query::all(), &Sort::default_order())
+            .iter()
+            .map(pm_engine::read::graph::GraphItem::from)
+            .collect();
+        Ok((items, Source::Scan))
+    }
+
     /// Returns the `(type, status)` counts of the matches of `query`.
     ///
     /// # Errors
@@ -337,6 +360,46 @@ impl<'a> Index<'a> {
             }
         }
         let mut page = maintenance::scan_events(&self.tracker, self.schema, query)?;
+        page.notices.extend(notices);
+        Ok(page)
+    }
+
+    /// Answers an events query with every match (its `limit` ignored): the history entries
+    /// of a window, for `pm activity`. Same sources and fallback as [`Index::events`];
+    /// `entry_json` is read from the streams only `with_entries`, otherwise it stays empty.
+    ///
+    /// # Errors
+    /// Scan failures listing `history/`.
+    pub fn events_all(&self, query: &EventQuery, with_entries: bool) -> Result<EventPage> {
+        let mut notices = Vec::new();
+        let history = self.tracker.root().join("history");
+        let fill = |page: &mut EventPage| {
+            if with_entries {
+                events::fill_entry_lines(&mut page.events, &history)
+            } else {
+                Ok(())
+            }
+        };
+        if let Path2::Index(conn) = self.prepare(SweepScope::All, &mut notices) {
+            match events::query_all_events(&conn, query) {
+                Ok(mut page) => match fill(&mut page) {
+                    Ok(()) => {
+                        page.notices.extend(notices);
+                        return Ok(page);
+                    }
+                    Err(e) => notices.push(Notice::new(
+                        "index_query_failed",
+                        format!("{e}; answered from a scan"),
+                    )),
+                },
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let mut page = maintenance::scan_all_events(&self.tracker, self.schema, query)?;
+        if let Err(e) = fill(&mut page) {
+            page.notices
+                .push(Notice::new("history_changed_during_read", e));
+        }
         page.notices.extend(notices);
         Ok(page)
     }

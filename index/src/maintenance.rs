@@ -3,7 +3,8 @@
 //! the events query.
 
 use crate::events::{
-    EventPage, EventQuery, EventRow, page_from_rows, project_stream, unreadable_notice,
+    EventPage, EventQuery, EventRow, all_from_rows, page_from_rows, project_stream,
+    unreadable_notice,
 };
 use crate::freshness::{self, Change};
 use crate::indexer::RACY_WINDOW_NS;
@@ -404,4 +405,17 @@ pub fn scan_events(
         ));
     }
     Ok(page)
+}
+
+/// Answers an event query by scanning every history stream, with every match.
+///
+/// # Errors
+/// Failures listing `history/`.
+pub fn scan_all_events(
+    tracker: &Tracker,
+    schema: &RuntimeSchema,
+    query: &EventQuery,
+) -> pm_engine::Result<EventPage> {
+    let (rows, notices) = scan_event_rows(tracker, schema)?;
+    Ok(all_from_rows(rows, query, notices))
 }

@@ -1,17 +1,82 @@
-//! `pm deps <id> --add/--remove`: edit an item's dependency rows (targets must exist).
+//! `pm deps <id>`: without a mutation flag, the item's dependencies followed transitively
+//! (read-output §3.10: tree, graph or context format, bounded); with `--add`/`--remove`, edit
+//! its dependency rows (targets must exist).
+
+use std::collections::BTreeSet;
 
 use pm_engine::mutate::{DependencySeed, deps_add, deps_remove, split_list};
+use pm_engine::read::TrackerView;
+use pm_engine::read::graph::Direction;
+use pm_engine::read::graph::deps::{DepsIndex, DepsOptions};
 use pm_engine::{Error, Result};
+use pm_index::Index;
+use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
+use crate::progress::index_options;
+use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
 
-/// Add or remove dependencies of an item
+/// Show an item's dependencies transitively, or add and remove them
+///
+/// Without --add/--remove, prints the dependencies of the item followed transitively: each
+/// dependencies[] row (via = its kind), the scalar blocked_by, and a parent that names no item
+/// (a typed missing edge). --format tree (default) nests them, marking cycle (the id is already
+/// on the path; not expanded), missing (no such item) and, with --collapse repeated, repeated
+/// (already expanded elsewhere). --format graph lists nodes and edges breadth-first; --format
+/// context is a bounded node/edge page with --direction, --kind and --cursor. node_count,
+/// edge_count and missing_count count the whole closure; truncation_reasons says which bound
+/// (--max-depth 10, --node-limit 200 / 25 for context, --edge-limit 400 / 50) cut rows.
+/// --summary prints only the counts; --full lifts the node and edge bounds.
 #[derive(Debug, clap::Args)]
 pub struct DepsArgs {
     /// The item id
     #[arg(value_name = "ID")]
     pub id: String,
+
+    /// Read shape: tree (default), graph or context
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<DepsFormat>,
+
+    /// Expand at most N levels below the item (default 10)
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<String>,
+
+    /// Tree: show a node expanded elsewhere once (repeated) or every time (none, default)
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub collapse: Option<DepsCollapse>,
+
+    /// Only the counts, no tree or graph
+    #[arg(long, conflicts_with = "full")]
+    pub summary: bool,
+
+    /// No node or edge bound
+    #[arg(long)]
+    pub full: bool,
+
+    /// At most N nodes (default 200; context 25)
+    #[arg(long, value_name = "N")]
+    pub node_limit: Option<String>,
+
+    /// At most N edges (default 400; context 50)
+    #[arg(long, value_name = "N")]
+    pub edge_limit: Option<String>,
+
+    /// Token budget of the printed result
+    #[arg(long, value_name = "N")]
+    pub token_budget: Option<String>,
+
+    /// Context: continue after this node (a previous page's next_cursor)
+    #[arg(long, value_name = "CURSOR")]
+    pub cursor: Option<String>,
+
+    /// Context: out (what the item depends on, default), in (what depends on it) or both
+    #[arg(long, value_enum, value_name = "DIRECTION")]
+    pub direction: Option<crate::commands::GraphDirection>,
+
+    /// Only these dependency kinds (comma-separated: blocks, related, blocked_by, parent, …)
+    #[arg(long, value_name = "KINDS", value_delimiter = ',')]
+    pub kind: Vec<String>,
 
     /// Add a dependency: id=<id>,kind=<kind> or a bare id (repeatable)
     #[arg(long, value_name = "SPEC")]
@@ -28,6 +93,208 @@ pub struct DepsArgs {
     /// Receipt flags.
     #[command(flatten)]
     pub receipt: ReceiptArgs,
+}
+
+/// `deps --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DepsFormat {
+    /// Nested dependencies
+    Tree,
+    /// Breadth-first nodes and edges
+    Graph,
+    /// A bounded, resumable node/edge page
+    Context,
+}
+
+/// `deps --collapse`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DepsCollapse {
+    /// Expand every occurrence
+    None,
+    /// Expand a node once; later occurrences are marked repeated
+    Repeated,
+}
+
+impl DepsArgs {
+    /// Returns true when no mutation flag is given (the read mode).
+    pub fn is_read(&self) -> bool {
+        self.add.is_empty() && self.remove.is_empty()
+    }
+}
+
+/// Reads the dependencies of `args.id` and runs them through the read-output layer.
+///
+/// # Errors
+/// `not_in_project`, `item_not_found`, `invalid_argument_value` for bad numbers or kinds,
+/// `invalid_query_cursor` for a `--cursor` that is not a node of the page order.
+pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
+    let format = args.format.unwrap_or(DepsFormat::Tree);
+    let context = format == DepsFormat::Context;
+    let number = |raw: Option<&str>, flag: &str| -> Result<Option<usize>> {
+        raw.map(|raw| match raw.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(invalid(flag, raw, "expected a whole number of at least 1")),
+        })
+        .transpose()
+    };
+    let max_depth = number(args.max_depth.as_deref(), "--max-depth")?.unwrap_or(10);
+    let node_limit = number(args.node_limit.as_deref(), "--node-limit")?;
+    let edge_limit = number(args.edge_limit.as_deref(), "--edge-limit")?;
+    if !context && (args.cursor.is_some() || args.direction.is_some() || !args.kind.is_empty()) {
+        return Err(invalid(
+            "--format",
+            if format == DepsFormat::Tree {
+                "tree"
+            } else {
+                "graph"
+            },
+            "--cursor, --direction and --kind need --format context",
+        ));
+    }
+    if args.cursor.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        return Err(Error::ReadOutput {
+            kind: pm_engine::ReadOutputRefusal::InvalidQueryCursor,
+            message: "Query cursor is malformed.".into(),
+            flag: "--cursor",
+            value: args.cursor.clone(),
+            allowed: Box::default(),
+            suggestion: None,
+        });
+    }
+    let tracker = ctx.tracker()?;
+    let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
+    let id = view.locate(&args.id)?.stem;
+    let index = Index::open(&tracker, view.schema(), index_options(ctx));
+    let (items, _) = index.graph_items()?;
+    let deps = DepsIndex::build(&items);
+    let kinds = if args.kind.is_empty() {
+        None
+    } else {
+        let known = deps.kinds();
+        let wanted: BTreeSet<String> = args.kind.iter().map(|k| k.trim().to_owned()).collect();
+        if let Some(bad) = wanted.iter().find(|k| !known.contains(*k)) {
+            let mut err = invalid("--kind", bad, "no item declares a dependency of this kind");
+            if let Error::InvalidArgument { allowed, .. } = &mut err {
+                *allowed = known.into_iter().collect();
+            }
+            return Err(err);
+        }
+        Some(wanted)
+    };
+    let bounded = !args.full;
+    let options = DepsOptions {
+        max_depth,
+        node_limit: node_limit.or(bounded.then_some(if context { 25 } else { 200 })),
+        edge_limit: edge_limit.or(bounded.then_some(if context { 50 } else { 400 })),
+        collapse_repeated: args.collapse == Some(DepsCollapse::Repeated),
+        direction: match args.direction {
+            None | Some(crate::commands::GraphDirection::Out) => Direction::Out,
+            Some(crate::commands::GraphDirection::In) => Direction::In,
+            Some(crate::commands::GraphDirection::Both) => Direction::Both,
+        },
+        kinds,
+        after: args.cursor.clone(),
+    };
+    let census = deps.census(&id, &options);
+    let format_name = match format {
+        DepsFormat::Tree => "tree",
+        DepsFormat::Graph => "graph",
+        DepsFormat::Context => "context",
+    };
+    let mut env = Map::new();
+    env.insert("id".into(), json!(id));
+    env.insert("format".into(), json!(format_name));
+    env.insert("node_count".into(), json!(census.node_count));
+    env.insert("edge_count".into(), json!(census.edge_count));
+    env.insert("edge_basis".into(), json!("declared_dependencies"));
+    env.insert("missing_count".into(), json!(census.missing_count));
+    let mut complete = !args.summary;
+    if !args.summary {
+        let bounds = if format == DepsFormat::Tree {
+            let (tree, bounds) = deps.tree(&id, &options);
+            env.insert("tree".into(), tree);
+            bounds
+        } else {
+            let (nodes, edges, bounds) = deps.graph(&id, &options)?;
+            let mut body = Map::new();
+            body.insert("nodes".into(), Value::Array(nodes));
+            body.insert("edges".into(), Value::Array(edges));
+            if context {
+                body.insert("next_cursor".into(), json!(bounds.next_cursor));
+                body.insert("has_more".into(), json!(bounds.next_cursor.is_some()));
+            }
+            env.insert(format_name.into(), Value::Object(body));
+            bounds
+        };
+        complete = bounds.reasons.is_empty();
+        env.insert("truncated".into(), json!(!complete));
+        env.insert("truncation_reasons".into(), json!(bounds.reasons));
+        env.insert(
+            "limits".into(),
+            json!({"max_depth": max_depth, "node_limit": options.node_limit, "edge_limit": options.edge_limit}),
+        );
+        env.insert(
+            "omitted_node_count".into(),
+            json!(census.node_count.saturating_sub(bounds.nodes)),
+        );
+        env.insert(
+            "omitted_edge_count".into(),
+            json!(census.edge_count.saturating_sub(bounds.edges)),
+        );
+    }
+    env.insert(
+        "legacy_alias_counts".into(),
+        json!(census.legacy_alias_counts),
+    );
+    let mode = if args.summary {
+        "summary"
+    } else if args.full {
+        "full"
+    } else {
+        format_name
+    };
+    let included: Vec<&str> = if complete {
+        vec!["dependency_tree"]
+    } else {
+        Vec::new()
+    };
+    env.insert(
+        "projection".into(),
+        json!({
+            "mode": mode,
+            "declared_field_groups": [{"name": "dependency_tree", "restore_with": "--full"}],
+            "included_field_groups": included,
+        }),
+    );
+    let mut meta = ReadMeta::new(Surface::Deps, "deps")
+        .legacy_value(
+            "--collapse",
+            args.collapse.map(|c| {
+                if c == DepsCollapse::Repeated {
+                    "repeated"
+                } else {
+                    "none"
+                }
+            }),
+        )
+        .legacy_switch("--full", args.full)
+        .legacy_switch("--summary", args.summary)
+        .legacy_value("--edge-limit", args.edge_limit.as_deref())
+        .legacy_value("--max-depth", args.max_depth.as_deref())
+        .legacy_value("--node-limit", args.node_limit.as_deref())
+        .legacy_value("--token-budget", args.token_budget.as_deref());
+    meta.operand = Some(id);
+    let encoding = ctx.read_output.resolve_format(ctx.format, None);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, encoding)
+}
+
+fn invalid(flag: &str, value: &str, reason: &str) -> Error {
+    Error::InvalidArgument {
+        field: flag.into(),
+        value: value.into(),
+        reason: reason.into(),
+        allowed: Vec::new(),
+    }
 }
 
 /// Adds or removes dependency rows.

@@ -89,6 +89,7 @@ pub fn cmd_events(ctx: &Ctx, args: &EventsArgs) -> Result<Vec<Value>> {
     };
     let query = EventQuery {
         since,
+        until: None,
         ops: args.types.clone(),
         authors: args.author.clone(),
         streams: args.item.clone(),

@@ -1,10 +1,13 @@
 //! `pm history <id>`: an item's history stream as compact rows or raw entries, and with
 //! `--verify` the replayed chain, torn tail and current-file check. Works for deleted items.
 
-use pm_engine::Result;
-use pm_engine::read::{HistoryMode, HistoryOptions, HistoryView, TrackerView, history_view};
+use pm_engine::read::{HistoryMode, HistoryOptions, TrackerView, history_view};
+use pm_engine::{Error, Result};
 
 use crate::ctx::Ctx;
+use crate::exit;
+use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
+use crate::render::Format;
 
 /// Show an item's history: who changed which fields when, optionally verified
 ///
@@ -12,7 +15,10 @@ use crate::ctx::Ctx;
 /// patch operations and changed fields; --full prints the raw entries with their JSON patches
 /// and hashes. --verify replays the whole stream from the empty document and checks every
 /// before_hash and after_hash, reports a torn last line, and compares the current item file
-/// with the last after_hash. A deleted item's history is still shown.
+/// with the last after_hash. A deleted item's history is still shown. --field <name> keeps
+/// only the entries that change that field (a changed_fields name such as status or body);
+/// --diff adds a diff list with each returned entry's field values before and after it,
+/// replayed from the empty document.
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
     /// The item id (the tracker's prefix may be left out)
@@ -27,9 +33,21 @@ pub struct HistoryArgs {
     #[arg(long)]
     pub full: bool,
 
-    /// Show only the latest N entries
+    /// Show only the latest N entries (after --field filtering)
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+
+    /// Add each entry's field values before and after it (a diff list beside the rows)
+    #[arg(long)]
+    pub diff: bool,
+
+    /// Only entries that change this field (status, body, tags, …)
+    #[arg(long, value_name = "NAME")]
+    pub field: Option<String>,
+
+    /// Output format for this read: toon or json
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
 
     /// Replay the stream and verify every hash and the current item file
     #[arg(long)]
@@ -40,24 +58,73 @@ pub struct HistoryArgs {
     pub strict_exit: bool,
 }
 
-/// The `history` envelope.
-pub type HistoryOutput = HistoryView;
+/// The `history` result after the read-output layer.
+pub type HistoryOutput = Finished;
 
-/// Reads the history of `args.id`.
+/// Reads the history of `args.id` and runs it through the read-output layer; with
+/// `--strict-exit` a failed verification exits 1 (the result is still printed).
 ///
 /// # Errors
 /// `not_in_project`, `item_not_found` (no item file and no stream), `history_invalid_json`
-/// for a stream line that does not parse (a torn last line is reported, not an error).
+/// for a stream line that does not parse (a torn last line is reported, not an error);
+/// `invalid_argument_value` for an empty `--field`; the read-output refusals.
 pub fn cmd_history(ctx: &Ctx, args: &HistoryArgs) -> Result<HistoryOutput> {
+    let modes = ctx.read_output.modes(Surface::History);
+    let full = args.full || modes.contains(&"full");
+    if full && (args.compact || modes.contains(&"compact")) {
+        return Err(Error::ReadOutput {
+            kind: pm_engine::ReadOutputRefusal::ProjectionConflict,
+            message: "Choose one history projection: --compact or --full.".into(),
+            flag: "--full",
+            value: None,
+            allowed: Box::new(["--compact".into(), "--full".into()]),
+            suggestion: None,
+        });
+    }
+    let field = match args.field.as_deref().map(str::trim) {
+        Some("") => {
+            return Err(Error::InvalidArgument {
+                field: "--field".into(),
+                value: String::new(),
+                reason: "name a field, e.g. status or body".into(),
+                allowed: Vec::new(),
+            });
+        }
+        other => other.map(str::to_owned),
+    };
     let options = HistoryOptions {
-        mode: if args.full {
+        mode: if full {
             HistoryMode::Full
         } else {
             HistoryMode::Compact
         },
         limit: args.limit,
         verify: args.verify,
+        diff: args.diff,
+        field,
     };
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
-    history_view(&view, &args.id, &options)
+    let result = history_view(&view, &args.id, &options)?;
+    let failed = args.strict_exit && result.verification.as_ref().is_some_and(|v| !v.ok);
+    let value = serde_json::to_value(&result)
+        .map_err(|e| Error::internal(format!("history envelope: {e}")))?;
+    let limit = args.limit.map(|n| n.to_string());
+    let mut meta = ReadMeta::new(Surface::History, "history")
+        .legacy_switch("--compact", args.compact)
+        .legacy_switch("--full", args.full)
+        .legacy_value("--limit", limit.as_deref());
+    meta.operand = Some(result.id.clone());
+    if let Some(format) = args.format {
+        let name = match format {
+            Format::Toon => "toon",
+            Format::Json => "json",
+        };
+        meta = meta.legacy_value("--format", Some(name));
+    }
+    let format = ctx.read_output.resolve_format(ctx.format, args.format);
+    let mut finished = finish_read(value, &meta, &ctx.read_output, format)?;
+    if failed && finished.exit_code == exit::SUCCESS {
+        finished.exit_code = exit::FAILURE;
+    }
+    Ok(finished)
 }

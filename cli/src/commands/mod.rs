@@ -1,6 +1,7 @@
 //! The `Command` enum (one variant per subcommand) and the dispatch `match`; nothing else.
 //! Each command lives in `commands/<name>.rs` as `XxxArgs`, `cmd_xxx` and `XxxOutput`.
 
+mod activity;
 mod agenda;
 mod aggregate;
 mod append;
@@ -18,6 +19,7 @@ mod events;
 mod files;
 mod gc;
 mod get;
+mod graph;
 mod health;
 mod history;
 mod history_repair;
@@ -47,6 +49,7 @@ use pm_engine::Result;
 use pm_engine::mutate::{AnnotationKind, LinkKind};
 use serde_json::Value;
 
+pub use activity::{ActivityArgs, ActivityOutput, cmd_activity};
 pub use aggregate::{AggregateArgs, cmd_aggregate};
 pub use append::{AppendArgs, cmd_append};
 pub use bench::{BenchArgs, BenchCommand, BenchGenerateArgs, cmd_bench};
@@ -58,11 +61,12 @@ pub use context::{ContextArgs, cmd_context};
 pub use contracts::{ContractsArgs, cmd_contracts, streams_ndjson};
 pub use create::{CreateArgs, cmd_create};
 pub use delete::{DeleteArgs, RestoreArgs, cmd_delete, cmd_restore};
-pub use deps::{DepsArgs, cmd_deps};
+pub use deps::{DepsArgs, DepsCollapse, DepsFormat, cmd_deps, cmd_deps_read};
 pub use events::{EventsArgs, cmd_events};
 pub use files::{LinksArgs, LinksOutput, cmd_links};
 pub use gc::{GcArgs, GcOutput, cmd_gc};
 pub use get::{GetArgs, GetOutput, cmd_get};
+pub use graph::{GraphArgs, GraphDirection, GraphOutput, GraphSubcommand, cmd_graph};
 pub use health::{HealthArgs, HealthOutput, cmd_health};
 pub use history::{HistoryArgs, HistoryOutput, cmd_history};
 pub use history_repair::{HistoryRepairArgs, cmd_history_repair};
@@ -118,6 +122,8 @@ pub enum Command {
     Contracts(ContractsArgs),
     Completions(CompletionsArgs),
     Events(EventsArgs),
+    Activity(ActivityArgs),
+    Graph(GraphArgs),
     List(ListArgs),
     #[command(name = "list-all", hide = true)]
     ListAll(ListArgs),
@@ -174,6 +180,8 @@ impl Command {
             Command::Contracts(_) => "contracts",
             Command::Completions(_) => "completions",
             Command::Events(_) => "events",
+            Command::Activity(_) => "activity",
+            Command::Graph(_) => "graph",
             Command::List(_)
             | Command::ListAll(_)
             | Command::ListDraft(_)
@@ -195,10 +203,7 @@ impl Command {
     /// apply), a read surface in a mutation mode, or neither.
     pub fn read_kind(&self) -> CommandKind {
         match self {
-            // history prints its own envelope until it moves onto the read-output layer;
-            // until then the `--output-*` controls are refused for it.
-            Command::History(_)
-            | Command::Init(_)
+            Command::Init(_)
             | Command::Gc(_)
             | Command::Reindex(_)
             | Command::Where(_)
@@ -217,7 +222,6 @@ impl Command {
             | Command::Files(_)
             | Command::Docs(_)
             | Command::Test(_)
-            | Command::Deps(_)
             | Command::HistoryRepair(_)
             | Command::Completions(_) => CommandKind::NotRead,
             // events accepts the universal controls; they have no effect on the stream (§3.13).
@@ -234,8 +238,12 @@ impl Command {
             | Command::Aggregate(_)
             | Command::Validate(_)
             | Command::Health(_)
-            | Command::Get(_) => CommandKind::Read,
+            | Command::Get(_)
+            | Command::History(_) => CommandKind::Read,
             Command::Search(_) | Command::Next(_) | Command::Context(_) => CommandKind::Read,
+            Command::Activity(_) | Command::Graph(_) => CommandKind::Read,
+            Command::Deps(args) if args.is_read() => CommandKind::Read,
+            Command::Deps(_) => CommandKind::HybridMutation(crate::read_output::Surface::Deps),
             Command::Bench(_) => CommandKind::NotRead,
         }
     }
@@ -278,13 +286,6 @@ pub enum CommandOutput {
     Where(WhereOutput),
     /// `pm bench generate`: the fixture manifest.
     Bench(Value),
-    /// `pm history`; `strict` is `--strict-exit`.
-    History {
-        /// The envelope.
-        output: Box<HistoryOutput>,
-        /// `--strict-exit`.
-        strict: bool,
-    },
     /// Any mutation: its receipt, plus advisory warnings for stderr.
     Mutation {
         /// The receipt.
@@ -325,7 +326,6 @@ impl CommandOutput {
             CommandOutput::Reindex(output) => render(output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
             CommandOutput::Bench(manifest) => render(manifest, format, out),
-            CommandOutput::History { output, .. } => render(&**output, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
             CommandOutput::Read(finished) => render(&finished.value, finished.format, out),
             CommandOutput::Text { text, document } => match format {
@@ -351,15 +351,10 @@ impl CommandOutput {
     /// Returns the exit code of a successful run: 1 when `--strict-exit` found a failure (the
     /// result is still printed), 2 for a read omitted for its budget, otherwise 0.
     pub fn exit_code(&self) -> u8 {
-        let failed = match self {
-            CommandOutput::Read(finished) => return finished.exit_code,
-            CommandOutput::History {
-                output,
-                strict: true,
-            } => output.verification.as_ref().is_some_and(|v| !v.ok),
-            _ => false,
-        };
-        if failed { exit::FAILURE } else { exit::SUCCESS }
+        match self {
+            CommandOutput::Read(finished) => finished.exit_code,
+            _ => exit::SUCCESS,
+        }
     }
 }
 
@@ -379,10 +374,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Where(args) => cmd_where(ctx, args).map(CommandOutput::Where),
         Command::Get(args) => cmd_get(ctx, args).map(CommandOutput::Read),
         Command::Bench(args) => cmd_bench(ctx, args).map(CommandOutput::Bench),
-        Command::History(args) => cmd_history(ctx, args).map(|o| CommandOutput::History {
-            output: Box::new(o),
-            strict: args.strict_exit,
-        }),
+        Command::History(args) => cmd_history(ctx, args).map(CommandOutput::Read),
         Command::Validate(args) => cmd_validate(ctx, args).map(CommandOutput::Read),
         Command::Create(args) => mutation(cmd_create(ctx, args)),
         Command::Update(args) => mutation(cmd_update(ctx, args)),
@@ -399,11 +391,14 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Files(args) => mutation(cmd_links(ctx, LinkKind::Files, args)),
         Command::Docs(args) => mutation(cmd_links(ctx, LinkKind::Docs, args)),
         Command::Test(args) => mutation(cmd_test(ctx, args)),
+        Command::Deps(args) if args.is_read() => cmd_deps_read(ctx, args).map(CommandOutput::Read),
         Command::Deps(args) => mutation(cmd_deps(ctx, args)),
         Command::HistoryRepair(args) => mutation(cmd_history_repair(ctx, args)),
         Command::Contracts(args) => cmd_contracts(ctx, args).map(CommandOutput::Read),
         Command::Completions(args) => Ok(cmd_completions(args)),
         Command::Events(args) => cmd_events(ctx, args).map(CommandOutput::Stream),
+        Command::Activity(args) => cmd_activity(ctx, args).map(CommandOutput::Read),
+        Command::Graph(args) => cmd_graph(ctx, args).map(CommandOutput::Read),
         Command::List(_)
         | Command::ListAll(_)
         | Command::ListDraft(_)

@@ -389,6 +389,15 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
             examples: &["pm search \"<keyword>\" --limit 10"],
             next_steps: &["Retry with recovery.suggested_retry (keyword mode)."],
         },
+        ErrorCode::UnsupportedSubcommand => Guidance {
+            title: "Subcommand not supported",
+            required: "Use one of the supported subcommands listed in the message.",
+            why: Some(
+                "This pm implements only part of pm-cli's graph analytics; the other subcommands are refused rather than answered with an empty result.",
+            ),
+            examples: &["pm graph descendants <id>", "pm graph audit"],
+            next_steps: &["Retry with a supported subcommand (see pm graph --help)."],
+        },
         // `ErrorCode` is non-exhaustive across crates; the test below fails for a code that
         // has no entry, so this arm is never reached by a catalogued code.
         _ => FALLBACK,

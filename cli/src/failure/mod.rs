@@ -165,6 +165,15 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
                 recovery.suggested_retry = inv.retry_with(typed, only);
             }
         }
+        Error::UnsupportedSubcommand {
+            subcommand,
+            supported,
+            ..
+        } => {
+            refusal.surface = "SUBCOMMAND".into();
+            refusal.rejected_value = Some(subcommand.clone());
+            recovery.allowed_values = supported.clone();
+        }
         Error::Lifecycle {
             holder: Some(holder),
             ..

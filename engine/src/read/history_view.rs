@@ -12,6 +12,8 @@ use super::view::TrackerView;
 use crate::collate::locale_compare;
 use crate::error::{Error, Result};
 use crate::hash::{EMPTY_DOC_HASH, HashEpoch, item_hash};
+use crate::history::diff::wrap_state;
+use crate::history::patch::apply_lenient;
 use crate::history::{HistoryEntry, StreamRead, verify_chain};
 use crate::tracker::ItemFileRef;
 
@@ -25,14 +27,19 @@ pub enum HistoryMode {
 }
 
 /// The options of `history`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HistoryOptions {
     /// Row shape.
     pub mode: HistoryMode,
-    /// Only the latest `n` entries.
+    /// Only the latest `n` entries (counted after the `field` filter).
     pub limit: Option<usize>,
     /// Replay and verify the whole stream.
     pub verify: bool,
+    /// Add the per-entry field changes (`diff`), replayed from the empty document.
+    pub diff: bool,
+    /// Only entries that change this field (a `changed_fields` name: `status`, `body`, …);
+    /// with `diff`, only this field's change is shown.
+    pub field: Option<String>,
 }
 
 /// One compact row.
@@ -119,6 +126,12 @@ pub struct HistoryView {
     pub count: usize,
     /// The `--limit`, or `null`.
     pub limit: Option<usize>,
+    /// The `--field` filter, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The `--diff` rows, one per returned entry, in the same order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<Vec<DiffRow>>,
     /// The `--verify` result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verification: Option<Verification>,
@@ -143,21 +156,38 @@ pub fn history_view(
         Err(err) => return Err(err),
     };
     let stream = view.stream(&id)?;
-    let total = stream.entries.len();
-    let start = options.limit.map_or(0, |n| total.saturating_sub(n));
-    let window = &stream.entries[start..];
+    let field = options.field.as_deref();
+    // 0-based positions of the entries that pass the field filter, then the latest `limit`.
+    let selected: Vec<usize> = stream
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| field.is_none_or(|f| entry_fields(e).contains(f)))
+        .map(|(i, _)| i)
+        .collect();
+    let start = options
+        .limit
+        .map_or(0, |n| selected.len().saturating_sub(n));
+    let window = &selected[start..];
     let compact = options.mode == HistoryMode::Compact;
     let verification = options.verify.then(|| verify(view, file.as_ref(), &stream));
+    let diff = options
+        .diff
+        .then(|| diff_rows(&stream.entries, window, field));
     Ok(HistoryView {
         id,
         compact_history: compact.then(|| {
             window
                 .iter()
-                .enumerate()
-                .map(|(i, e)| compact_row(start + i + 1, e))
+                .map(|&i| compact_row(i + 1, &stream.entries[i]))
                 .collect()
         }),
-        history: (!compact).then(|| window.iter().map(HistoryEntry::to_value).collect()),
+        history: (!compact).then(|| {
+            window
+                .iter()
+                .map(|&i| stream.entries[i].to_value())
+                .collect()
+        }),
         compact,
         projection: HistoryProjection {
             mode: if compact { "compact" } else { "full" },
@@ -174,12 +204,110 @@ pub fn history_view(
         },
         count: window.len(),
         limit: options.limit,
+        field: options.field.clone(),
+        diff,
         verification,
     })
 }
 
-/// Returns the compact row of one entry.
-pub fn compact_row(index: usize, entry: &HistoryEntry) -> CompactRow {
+/// One `--diff` row: the entry's position and what it changed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DiffRow {
+    /// 1-based position in the whole stream (the compact row's `index`).
+    pub index: usize,
+    /// Entry timestamp.
+    pub ts: String,
+    /// Operation.
+    pub op: String,
+    /// Author.
+    pub author: String,
+    /// One change per changed field, `localeCompare` sorted.
+    pub changes: Vec<FieldChange>,
+}
+
+/// A field's value before and after one entry.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldChange {
+    /// The field (`changed_fields` name).
+    pub field: String,
+    /// `added` (absent before), `removed` (absent after) or `changed`.
+    pub change: &'static str,
+    /// The value before the entry (`null` when absent).
+    pub before: Value,
+    /// The value after the entry (`null` when absent).
+    pub after: Value,
+}
+
+/// Replays `entries` from the empty document (leniently: an op that does not apply is
+/// skipped, as a tampered stream is `--verify`'s business) and returns the diff rows of the
+/// entries at `positions` (0-based, ascending).
+fn diff_rows(entries: &[HistoryEntry], positions: &[usize], field: Option<&str>) -> Vec<DiffRow> {
+    let mut state = wrap_state(serde_json::Map::new(), String::new());
+    let mut rows = Vec::with_capacity(positions.len());
+    let mut wanted = positions.iter().peekable();
+    let last = positions.last().copied();
+    for (i, entry) in entries.iter().enumerate() {
+        if last.is_none_or(|l| i > l) {
+            break;
+        }
+        if wanted.peek() != Some(&&i) {
+            apply_lenient(&mut state, &entry.patch);
+            continue;
+        }
+        wanted.next();
+        let fields: Vec<String> = sorted_fields(entry)
+            .into_iter()
+            .filter(|f| field.is_none_or(|w| w == f))
+            .collect();
+        let before: Vec<Option<Value>> = fields.iter().map(|f| field_value(&state, f)).collect();
+        apply_lenient(&mut state, &entry.patch);
+        let changes = fields
+            .into_iter()
+            .zip(before)
+            .map(|(name, before)| {
+                let after = field_value(&state, &name);
+                let change = match (&before, &after) {
+                    (None, _) => "added",
+                    (_, None) => "removed",
+                    _ => "changed",
+                };
+                FieldChange {
+                    field: name,
+                    change,
+                    before: before.unwrap_or(Value::Null),
+                    after: after.unwrap_or(Value::Null),
+                }
+            })
+            .collect();
+        rows.push(DiffRow {
+            index: i + 1,
+            ts: entry.ts.clone(),
+            op: entry.op.clone(),
+            author: entry.author.clone(),
+            changes,
+        });
+    }
+    rows
+}
+
+/// Returns the value of a `changed_fields` name in a `{metadata, body}` state: `body`, a
+/// metadata key, or (for patches outside both) a root key.
+fn field_value(state: &Value, field: &str) -> Option<Value> {
+    if field == "body" {
+        return state.get("body").cloned();
+    }
+    if field == "metadata" {
+        return state.get("metadata").cloned();
+    }
+    state
+        .get("metadata")
+        .and_then(|m| m.get(field))
+        .or_else(|| state.get(field))
+        .cloned()
+}
+
+/// Returns the set of fields an entry's patch touches.
+fn entry_fields(entry: &HistoryEntry) -> BTreeSet<String> {
     let mut fields: BTreeSet<String> = BTreeSet::new();
     for op in &entry.patch {
         fields.insert(changed_field(&op.path));
@@ -187,7 +315,19 @@ pub fn compact_row(index: usize, entry: &HistoryEntry) -> CompactRow {
             fields.insert(changed_field(from));
         }
     }
-    let mut changed_fields: Vec<String> = fields.into_iter().collect();
+    fields
+}
+
+/// Returns the fields an entry's patch touches, `localeCompare` sorted.
+fn sorted_fields(entry: &HistoryEntry) -> Vec<String> {
+    let mut fields: Vec<String> = entry_fields(entry).into_iter().collect();
+    fields.sort_by(|a, b| locale_compare(a, b));
+    fields
+}
+
+/// Returns the compact row of one entry.
+pub fn compact_row(index: usize, entry: &HistoryEntry) -> CompactRow {
+    let mut changed_fields: Vec<String> = entry_fields(entry).into_iter().collect();
     changed_fields.sort_by(|a, b| locale_compare(a, b));
     CompactRow {
         index,

@@ -6,6 +6,7 @@ pub mod children;
 pub mod facets;
 pub mod get;
 pub mod get_at;
+pub mod graph;
 pub mod health;
 pub mod history_view;
 pub mod receipt;

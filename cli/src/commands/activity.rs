@@ -1,0 +1,633 @@
+//! `pm activity` (read-output §3.12): the tracker's history entries in a time window, as a
+//! per-item digest (default) or as compact, full or provenance event rows, newest first. The
+//! entries come from the history-event projection (`pm_index::Index::events_all`, the same
+//! source and scan fallback as `pm events`); rows are built only for the returned page.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pm_engine::clock::format_iso_ms;
+use pm_engine::history::HistoryEntry;
+use pm_engine::read::history_view::compact_row;
+use pm_engine::read::{FieldGroup, OmissionReceipt, TrackerView};
+use pm_engine::schema::load;
+use pm_engine::timestamp::parse_timestamp;
+use pm_engine::{Error, ReadOutputRefusal, Result};
+use pm_index::{EventQuery, EventRow, EventSince, Index};
+use serde_json::{Map, Value, json};
+
+use crate::ctx::Ctx;
+use crate::progress::index_options;
+use crate::read_output::{
+    Finished, QueryCursor, ReadMeta, Surface, finish_read, query_fingerprint,
+};
+use crate::render::Format;
+
+/// The default window: the last 24 hours.
+const DEFAULT_WINDOW_MS: i64 = 24 * 3_600_000;
+
+/// Show recent tracker activity: a per-item digest of the last 24 hours, or the raw events
+///
+/// The default digest lists one row per item changed in the window (newest first, 15 rows):
+/// its type, status and title, how many entries it got, the first and last timestamps and its
+/// operations (up to four op:count, then +N more kinds). --raw (or --compact) lists compact
+/// event rows (20), --provenance the author and agent provenance of each event (20), --full
+/// whole history entries with patches and hashes (5). The window is [--from, --to): ISO
+/// instants or relative spans back from now (30m, 12h, 7d, 2w); it defaults to the last 24
+/// hours. --id, --op, --author, --harness and --agent-instance filter the events. Continue a
+/// page with --after <next_cursor>; the cursor pins the window it was issued for.
+#[derive(Debug, clap::Args)]
+pub struct ActivityArgs {
+    /// Only these items (comma-separated ids; _workspace for tracker-wide entries)
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub id: Vec<String>,
+
+    /// Only these operations (create, update, close, …; comma-separated)
+    #[arg(long, value_name = "OP", value_delimiter = ',')]
+    pub op: Vec<String>,
+
+    /// Only entries by these authors (comma-separated)
+    #[arg(long, value_name = "AUTHOR", value_delimiter = ',')]
+    pub author: Vec<String>,
+
+    /// Only entries recorded with these agent harnesses (comma-separated)
+    #[arg(long, value_name = "HARNESS", value_delimiter = ',')]
+    pub harness: Vec<String>,
+
+    /// Only entries recorded with these agent instances (comma-separated)
+    #[arg(long, value_name = "INSTANCE", value_delimiter = ',')]
+    pub agent_instance: Vec<String>,
+
+    /// Window start, inclusive: an ISO instant or a span back from now (30m, 12h, 7d, 2w)
+    #[arg(long, value_name = "WHEN")]
+    pub from: Option<String>,
+
+    /// Window end, exclusive: an ISO instant or a span back from now (default: now)
+    #[arg(long, value_name = "WHEN")]
+    pub to: Option<String>,
+
+    /// Rows per page (default: digest 15, raw/provenance 20, full 5)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<String>,
+
+    /// Return every row of the window
+    #[arg(long, conflicts_with = "limit")]
+    pub unbounded: bool,
+
+    /// Compact event rows instead of the digest (same as --raw)
+    #[arg(long)]
+    pub compact: bool,
+
+    /// Compact event rows instead of the digest
+    #[arg(long)]
+    pub raw: bool,
+
+    /// Whole history entries (patches, hashes and provenance)
+    #[arg(long)]
+    pub full: bool,
+
+    /// Event rows with the author and agent provenance of each entry
+    #[arg(long)]
+    pub provenance: bool,
+
+    /// Continue after this cursor (a previous page's next_cursor)
+    #[arg(long, value_name = "CURSOR")]
+    pub after: Option<String>,
+
+    /// Output format for this read: toon or json
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
+}
+
+/// The `activity` result after the read-output layer.
+pub type ActivityOutput = Finished;
+
+/// The row shape of an activity read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Digest,
+    Compact,
+    Provenance,
+    Full,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Digest => "digest",
+            Mode::Compact => "compact",
+            Mode::Provenance => "provenance",
+            Mode::Full => "full",
+        }
+    }
+
+    fn row_key(self) -> &'static str {
+        match self {
+            Mode::Digest => "activity_digest",
+            Mode::Compact => "compact_activity",
+            Mode::Provenance => "provenance_activity",
+            Mode::Full => "activity",
+        }
+    }
+
+    fn default_limit(self) -> usize {
+        match self {
+            Mode::Digest => 15,
+            Mode::Compact | Mode::Provenance => 20,
+            Mode::Full => 5,
+        }
+    }
+
+    fn receipt(self) -> OmissionReceipt {
+        match self {
+            Mode::Digest => OmissionReceipt::omitted(vec![FieldGroup::new("event_rows", "--raw")]),
+            Mode::Compact => {
+                OmissionReceipt::omitted(vec![FieldGroup::new("provenance", "--full")])
+            }
+            Mode::Provenance => {
+                OmissionReceipt::omitted(vec![FieldGroup::new("patch_and_hashes", "--full")])
+            }
+            Mode::Full => OmissionReceipt::complete(),
+        }
+    }
+}
+
+/// Reads the activity of the window and runs it through the read-output layer.
+///
+/// # Errors
+/// `not_in_project`; `item_not_found` for an `--id` with neither an item nor a history
+/// stream; `invalid_argument_value` for a bad `--from`/`--to`/`--limit`;
+/// `projection_options_mutually_exclusive` for two row modes; `invalid_query_cursor` for a
+/// bad `--after`; the read-output refusals.
+pub fn cmd_activity(ctx: &Ctx, args: &ActivityArgs) -> Result<ActivityOutput> {
+    let mode = mode(ctx, args)?;
+    let limit = match (args.unbounded, args.limit.as_deref()) {
+        (true, _) => None,
+        (false, None) => Some(mode.default_limit()),
+        (false, Some(raw)) => Some(parse_limit(raw)?),
+    };
+    let tracker = ctx.tracker()?;
+    let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
+    let ids = resolve_ids(&view, &args.id)?;
+    let contract = json!({
+        "mode": mode.name(),
+        "id": sorted(&ids),
+        "op": sorted(&args.op),
+        "author": sorted(&args.author),
+        "harness": sorted(&args.harness),
+        "agent_instance": sorted(&args.agent_instance),
+        "from": args.from,
+        "to": args.to,
+    });
+    let fingerprint = query_fingerprint("activity", &contract);
+    let cursor = args
+        .after
+        .as_deref()
+        .map(|raw| QueryCursor::decode(raw, &fingerprint).map(|c| (raw, c)))
+        .transpose()?;
+    let (from_ms, to_ms) = match cursor
+        .as_ref()
+        .and_then(|(raw, c)| window_of(c, raw).transpose())
+    {
+        Some(window) => window?,
+        None => window(ctx, args)?,
+    };
+    let loaded = load(&tracker, &ctx.settings_env())?;
+    let index = Index::open(&tracker, &loaded.schema, index_options(ctx));
+    let page = index.events_all(
+        &EventQuery {
+            since: Some(EventSince::Timestamp(format_iso_ms(from_ms))),
+            until: Some(format_iso_ms(to_ms)),
+            ops: args.op.clone(),
+            authors: args.author.clone(),
+            streams: ids,
+            harnesses: args.harness.clone(),
+            agent_instances: args.agent_instance.clone(),
+            limit: 0,
+        },
+        false,
+    )?;
+    let mut events = page.events;
+    events.reverse();
+    let summary = summary(&events, from_ms, to_ms);
+    let digest = (mode == Mode::Digest).then(|| digest(&events));
+    let keys: Vec<String> = match &digest {
+        Some(rows) => rows.iter().map(|r| r.id.clone()).collect(),
+        None => events.iter().map(event_key).collect(),
+    };
+    let total = keys.len();
+    let start = match &cursor {
+        Some((raw, c)) => c.resume_index(keys.iter().map(String::as_str), total, raw)?,
+        None => 0,
+    };
+    let end = limit.map_or(total, |n| start.saturating_add(n).min(total));
+    let rows: Vec<Value> = match &digest {
+        Some(digest) => digest[start..end]
+            .iter()
+            .map(|row| digest_row(&view, row))
+            .collect(),
+        None => events[start..end]
+            .iter()
+            .map(|row| event_row(mode, row, &entry_of(&view, row)))
+            .collect(),
+    };
+    let has_more = end < total;
+    let next_cursor = (has_more && end > start).then(|| {
+        QueryCursor {
+            fingerprint: fingerprint.clone(),
+            after_id: keys[end - 1].clone(),
+            after_index: Some((end) as u64),
+            snapshot: Some(format!(
+                "{}|{}",
+                format_iso_ms(from_ms),
+                format_iso_ms(to_ms)
+            )),
+        }
+        .encode()
+    });
+    let mut env = Map::new();
+    env.insert(mode.row_key().into(), Value::Array(rows));
+    env.insert("compact".into(), json!(mode == Mode::Compact));
+    env.insert(
+        "projection".into(),
+        json!({"mode": mode.name(), "row_key": mode.row_key()}),
+    );
+    env.insert("omission_receipt".into(), json!(mode.receipt()));
+    env.insert("count".into(), json!(end - start));
+    env.insert("total_count".into(), json!(total));
+    env.insert("page_start".into(), json!(start));
+    env.insert("limit".into(), json!(limit));
+    env.insert("omitted_count".into(), json!(total - end));
+    env.insert("has_more".into(), json!(has_more));
+    env.insert("next_cursor".into(), json!(next_cursor));
+    env.insert("activity_summary".into(), summary);
+    if let Some(value) = limit {
+        let source = if args.limit.is_some() {
+            "explicit"
+        } else {
+            "default"
+        };
+        env.insert(
+            "applied_bound".into(),
+            json!({"kind": "limit", "source": source, "value": value}),
+        );
+    }
+    if !page.notices.is_empty() {
+        let warnings: Vec<Value> = page
+            .notices
+            .iter()
+            .map(|n| json!({"code": n.code, "message": n.message}))
+            .collect();
+        env.insert("warnings".into(), Value::Array(warnings));
+    }
+    let mut meta = ReadMeta::new(Surface::Activity, "activity")
+        .legacy_switch("--compact", args.compact)
+        .legacy_switch("--full", args.full)
+        .legacy_value("--limit", args.limit.as_deref())
+        .legacy_switch("--unbounded", args.unbounded);
+    meta.after.clone_from(&args.after);
+    let format = ctx.read_output.resolve_format(ctx.format, args.format);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+}
+
+/// Resolves the row mode from the flags and `--output-include` mode tokens.
+fn mode(ctx: &Ctx, args: &ActivityArgs) -> Result<Mode> {
+    let modes = ctx.read_output.modes(Surface::Activity);
+    let compact = args.compact || args.raw || modes.contains(&"compact");
+    let full = args.full || modes.contains(&"full");
+    let chosen: Vec<Mode> = [
+        (compact, Mode::Compact),
+        (full, Mode::Full),
+        (args.provenance, Mode::Provenance),
+    ]
+    .into_iter()
+    .filter_map(|(on, m)| on.then_some(m))
+    .collect();
+    match chosen.as_slice() {
+        [] => Ok(Mode::Digest),
+        [one] => Ok(*one),
+        _ => Err(Error::ReadOutput {
+            kind: ReadOutputRefusal::ProjectionConflict,
+            message: "Choose one activity projection: --raw/--compact, --provenance or --full."
+                .into(),
+            flag: "--full",
+            value: None,
+            allowed: Box::new([
+                "--raw".into(),
+                "--compact".into(),
+                "--provenance".into(),
+                "--full".into(),
+            ]),
+            suggestion: None,
+        }),
+    }
+}
+
+/// Parses `--limit`: a whole number of at least 1.
+fn parse_limit(raw: &str) -> Result<usize> {
+    match raw.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(Error::InvalidArgument {
+            field: "--limit".into(),
+            value: raw.into(),
+            reason: "expected a whole number of at least 1 (or --unbounded)".into(),
+            allowed: Vec::new(),
+        }),
+    }
+}
+
+/// Resolves `--id` values to stream ids: an item's id, or a deleted item's remaining stream;
+/// `_workspace` names the tracker-wide stream.
+fn resolve_ids(view: &TrackerView, raw: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for raw in raw.iter().map(|r| r.trim()).filter(|r| !r.is_empty()) {
+        if raw == "_workspace" {
+            out.push(raw.to_owned());
+            continue;
+        }
+        match view.locate(raw) {
+            Ok(file) => out.push(file.stem),
+            Err(Error::ItemNotFound { .. }) => match view.stream_id_without_file(raw) {
+                Some(id) => out.push(id),
+                None => return Err(view.not_found(raw)),
+            },
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(out)
+}
+
+fn sorted(values: &[String]) -> Vec<String> {
+    let set: BTreeSet<String> = values
+        .iter()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .collect();
+    set.into_iter().collect()
+}
+
+/// Returns the window `[from, to)` of the flags, in epoch ms.
+fn window(ctx: &Ctx, args: &ActivityArgs) -> Result<(i64, i64)> {
+    let now = ctx.clock.now_ms();
+    let to = match args.to.as_deref() {
+        Some(raw) => instant(raw, now, "--to")?,
+        None => now,
+    };
+    let from = match args.from.as_deref() {
+        Some(raw) => instant(raw, now, "--from")?,
+        None => to - DEFAULT_WINDOW_MS,
+    };
+    if from >= to {
+        return Err(Error::InvalidArgument {
+            field: "--from".into(),
+            value: args.from.clone().unwrap_or_default(),
+            reason: format!(
+                "the window is empty: --from {} is not before --to {}",
+                format_iso_ms(from),
+                format_iso_ms(to)
+            ),
+            allowed: Vec::new(),
+        });
+    }
+    Ok((from, to))
+}
+
+/// Returns the window a cursor pinned (`snapshot` = `from|to`), `None` for a cursor without
+/// one.
+fn window_of(cursor: &QueryCursor, raw: &str) -> Result<Option<(i64, i64)>> {
+    let Some(snapshot) = &cursor.snapshot else {
+        return Ok(None);
+    };
+    let parsed = snapshot
+        .split_once('|')
+        .and_then(|(f, t)| Some((parse_timestamp(f)?, parse_timestamp(t)?)));
+    match parsed {
+        Some(window) => Ok(Some(window)),
+        None => Err(Error::ReadOutput {
+            kind: ReadOutputRefusal::InvalidQueryCursor,
+            message: "Query cursor version or payload is unsupported.".into(),
+            flag: "--after",
+            value: Some(raw.to_owned()),
+            allowed: Box::default(),
+            suggestion: None,
+        }),
+    }
+}
+
+/// Parses an instant: ISO (any form pm's timestamps accept) or `<n>m|h|d|w` back from `now`.
+fn instant(raw: &str, now: i64, flag: &str) -> Result<i64> {
+    let text = raw.trim();
+    let relative = text.char_indices().last().and_then(|(i, unit)| {
+        let scale = match unit {
+            'm' => 60_000,
+            'h' => 3_600_000,
+            'd' => 86_400_000,
+            'w' => 7 * 86_400_000,
+            _ => return None,
+        };
+        let n: i64 = text[..i].parse().ok().filter(|n| *n >= 0)?;
+        n.checked_mul(scale).map(|span| now - span)
+    });
+    relative
+        .or_else(|| parse_timestamp(text))
+        .ok_or_else(|| Error::InvalidArgument {
+            field: flag.into(),
+            value: raw.into(),
+            reason:
+                "expected an ISO instant (2026-09-01T00:00:00Z) or a span like 30m, 12h, 7d, 2w"
+                    .into(),
+            allowed: Vec::new(),
+        })
+}
+
+/// Returns `activity_summary`: the window and counts over every matching event.
+fn summary(events: &[EventRow], from: i64, to: i64) -> Value {
+    let items: BTreeSet<&str> = events.iter().map(|e| e.stream.as_str()).collect();
+    let authors: BTreeSet<&str> = events.iter().map(|e| e.author.as_str()).collect();
+    let mut ops: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in events {
+        *ops.entry(e.op.as_str()).or_default() += 1;
+    }
+    json!({
+        "window": {"from": format_iso_ms(from), "to": format_iso_ms(to)},
+        "event_count": events.len(),
+        "item_count": items.len(),
+        "author_count": authors.len(),
+        "operation_counts": ops,
+    })
+}
+
+/// One item's aggregate over the window.
+struct DigestRow {
+    id: String,
+    event_count: usize,
+    first_ts: String,
+    last_ts: String,
+    ops: BTreeMap<String, usize>,
+}
+
+/// Groups `events` (newest first) by item; rows ordered by last activity, newest first, then id.
+fn digest(events: &[EventRow]) -> Vec<DigestRow> {
+    let mut by_id: BTreeMap<&str, DigestRow> = BTreeMap::new();
+    for e in events {
+        let row = by_id.entry(e.stream.as_str()).or_insert_with(|| DigestRow {
+            id: e.stream.clone(),
+            event_count: 0,
+            first_ts: e.ts.clone(),
+            last_ts: e.ts.clone(),
+            ops: BTreeMap::new(),
+        });
+        row.event_count += 1;
+        if e.ts < row.first_ts {
+            row.first_ts.clone_from(&e.ts);
+        }
+        if e.ts > row.last_ts {
+            row.last_ts.clone_from(&e.ts);
+        }
+        *row.ops.entry(e.op.clone()).or_default() += 1;
+    }
+    let mut rows: Vec<DigestRow> = by_id.into_values().collect();
+    rows.sort_by(|a, b| b.last_ts.cmp(&a.last_ts).then_with(|| a.id.cmp(&b.id)));
+    rows
+}
+
+/// Returns `op:count` for the four most frequent operations (count desc, then name), then
+/// `+N` for the N further operation kinds, joined by `, `.
+fn operations(ops: &BTreeMap<String, usize>) -> String {
+    let mut pairs: Vec<(&String, &usize)> = ops.iter().collect();
+    pairs.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
+    let mut parts: Vec<String> = pairs
+        .iter()
+        .take(4)
+        .map(|(op, n)| format!("{op}:{n}"))
+        .collect();
+    if pairs.len() > 4 {
+        parts.push(format!("+{}", pairs.len() - 4));
+    }
+    parts.join(", ")
+}
+
+/// Returns a digest row with the item's current type, status and title (`null` for a deleted
+/// item or the workspace stream).
+fn digest_row(view: &TrackerView, row: &DigestRow) -> Value {
+    let doc = view.locate(&row.id).and_then(|file| view.load(&file)).ok();
+    let meta = |key: &str| {
+        doc.as_ref()
+            .and_then(|d| d.metadata.get(key))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    json!({
+        "id": row.id,
+        "type": meta("type"),
+        "status": meta("status"),
+        "title": meta("title"),
+        "event_count": row.event_count,
+        "first_ts": row.first_ts,
+        "last_ts": row.last_ts,
+        "operations": operations(&row.ops),
+    })
+}
+
+/// The cursor key of an event row.
+fn event_key(row: &EventRow) -> String {
+    format!("{}|{}|{}", row.ts, row.stream, row.position)
+}
+
+/// Returns the history entry of an event row, read from its stream (the window query leaves
+/// the entries out; only the page's rows need them); `null` when the stream no longer holds it.
+fn entry_of(view: &TrackerView, row: &EventRow) -> Value {
+    let position = usize::try_from(row.position).unwrap_or(usize::MAX);
+    view.stream(&row.stream)
+        .ok()
+        .and_then(|s| s.entries.get(position).map(HistoryEntry::to_value))
+        .unwrap_or(Value::Null)
+}
+
+/// Returns one event row in `mode` (compact, provenance or full) from its `raw` entry.
+fn event_row(mode: Mode, row: &EventRow, raw: &Value) -> Value {
+    let raw = raw.clone();
+    let index = usize::try_from(row.position).unwrap_or(0) + 1;
+    let mut out = Map::new();
+    out.insert("id".into(), json!(row.stream));
+    match mode {
+        Mode::Full => {
+            out.insert("index".into(), json!(index));
+            if let Value::Object(entry) = raw {
+                out.extend(entry);
+            }
+        }
+        Mode::Provenance => {
+            out.insert("index".into(), json!(index));
+            out.insert("ts".into(), json!(row.ts));
+            out.insert("op".into(), json!(row.op));
+            out.insert("author".into(), json!(row.author));
+            for key in [
+                "author_source",
+                "agent_harness",
+                "agent_model",
+                "agent_instance",
+                "message",
+            ] {
+                out.insert(key.into(), raw.get(key).cloned().unwrap_or(Value::Null));
+            }
+        }
+        Mode::Compact | Mode::Digest => match HistoryEntry::from_value(raw) {
+            Ok(entry) => {
+                if let Ok(Value::Object(compact)) = serde_json::to_value(compact_row(index, &entry))
+                {
+                    out.extend(compact);
+                }
+            }
+            Err(_) => {
+                out.insert("index".into(), json!(index));
+                out.insert("ts".into(), json!(row.ts));
+                out.insert("op".into(), json!(row.op));
+                out.insert("author".into(), json!(row.author));
+                out.insert("patch_ops".into(), json!(row.patch_count));
+            }
+        },
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_and_iso_instants() {
+        let now = 1_788_220_800_000; // 2026-09-01T00:00:00.000Z
+        assert_eq!(instant("24h", now, "--from").ok(), Some(now - 86_400_000));
+        assert_eq!(
+            instant("2w", now, "--from").ok(),
+            Some(now - 14 * 86_400_000)
+        );
+        assert_eq!(instant("30m", now, "--from").ok(), Some(now - 1_800_000));
+        assert_eq!(
+            instant("2026-08-31T00:00:00.000Z", now, "--from").ok(),
+            Some(now - 86_400_000)
+        );
+        for bad in ["", "yesterday", "-3h", "h", "12x"] {
+            assert!(instant(bad, now, "--from").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn operations_keep_four_kinds_then_count_the_rest() {
+        let ops: BTreeMap<String, usize> = [
+            ("update", 5),
+            ("create", 1),
+            ("close", 2),
+            ("comment", 2),
+            ("claim", 1),
+            ("release", 1),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        assert_eq!(
+            operations(&ops),
+            "update:5, close:2, comment:2, claim:1, +2"
+        );
+    }
+}
