@@ -371,7 +371,8 @@ fn generate(workspace: &Path) -> Result<(), Box<dyn Error>> {
 }
 
 /// Every file under `dir` (relative path → bytes); empty directories are not files (git does
-/// not keep them).
+/// not keep them), and `runtime/` is derived state (git ignores it; the README's sample command
+/// creates an index there).
 fn files(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, Box<dyn Error>> {
     fn walk(
         base: &Path,
@@ -380,6 +381,9 @@ fn files(dir: &Path) -> Result<BTreeMap<String, Vec<u8>>, Box<dyn Error>> {
     ) -> Result<(), Box<dyn Error>> {
         for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
+            if path.is_dir() && path.file_name().is_some_and(|n| n == "runtime") {
+                continue;
+            }
             if path.is_dir() {
                 walk(base, &path, out)?;
             } else {
