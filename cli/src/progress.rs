@@ -33,6 +33,8 @@ fn draw(p: BuildProgress) {
 pub fn index_options(ctx: &Ctx) -> IndexOptions<'static> {
     IndexOptions {
         scan_only: ctx.no_index,
+        // One command is one read: its first freshness check stands for its later queries.
+        check_once: true,
         progress: if std::io::stderr().is_terminal() {
             Some(&draw)
         } else {

@@ -59,6 +59,11 @@ pub struct IndexOptions<'a> {
     pub pool_size: u32,
     /// Told about progress of full builds.
     pub progress: Option<ProgressFn<'a>>,
+    /// Check freshness once per facade: the first read's check (or repair) stands for the
+    /// facade's later reads, as for one CLI command answering from one snapshot. Off by
+    /// default: a long-lived facade checks before every read. A commit observed through the
+    /// facade or a rebuild clears it.
+    pub check_once: bool,
 }
 
 impl Default for IndexOptions<'_> {
@@ -68,6 +73,7 @@ impl Default for IndexOptions<'_> {
             lock_wait: Duration::from_millis(500),
             pool_size: 4,
             progress: None,
+            check_once: false,
         }
     }
 }
@@ -116,6 +122,8 @@ pub struct Index<'a> {
     paths: IndexPaths,
     options: IndexOptions<'a>,
     pool: Mutex<Option<(PathBuf, ReadPool)>>,
+    /// The widest scope a check confirmed (with `check_once`).
+    confirmed: Mutex<Option<SweepScope>>,
 }
 
 /// A connection the current read may use, or the reason it must scan.
@@ -139,6 +147,7 @@ impl<'a> Index<'a> {
             paths: IndexPaths::of(tracker),
             options,
             pool: Mutex::new(None),
+            confirmed: Mutex::new(None),
         }
     }
 
@@ -411,6 +420,7 @@ impl<'a> Index<'a> {
         if self.options.scan_only {
             return;
         }
+        *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let Ok((_, _, db)) = store::probe(&self.paths, &self.fingerprint) else {
             return;
         };
@@ -455,6 +465,32 @@ impl<'a> Index<'a> {
     fn prepare(&self, scope: SweepScope, notices: &mut Vec<Notice>) -> Path2 {
         if self.options.scan_only {
             return Path2::Scan;
+        }
+        let path = self.prepare_checked(scope, notices);
+        if self.options.check_once && matches!(path, Path2::Index(_)) {
+            let mut confirmed = self.confirmed.lock().unwrap_or_else(|e| e.into_inner());
+            if *confirmed != Some(SweepScope::All) {
+                *confirmed = Some(scope);
+            }
+        }
+        path
+    }
+
+    /// [`Index::prepare`] without the `check_once` bookkeeping: skips the check when an
+    /// earlier one of this facade covers `scope`.
+    fn prepare_checked(&self, scope: SweepScope, notices: &mut Vec<Notice>) -> Path2 {
+        let covered = *self.confirmed.lock().unwrap_or_else(|e| e.into_inner());
+        if self.options.check_once
+            && matches!(
+                (covered, scope),
+                (Some(SweepScope::All), _) | (Some(SweepScope::Items), SweepScope::Items)
+            )
+        {
+            if let Ok((_, _, db)) = store::probe(&self.paths, &self.fingerprint) {
+                if let Some(conn) = self.connection(&db, notices) {
+                    return Path2::Index(Box::new(conn));
+                }
+            }
         }
         let db = match store::probe(&self.paths, &self.fingerprint) {
             Ok((_, _, db)) => db,
@@ -617,6 +653,7 @@ impl<'a> Index<'a> {
 
     fn reset_pool(&self) {
         *self.pool.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// A query failed on a projection that passed its checks: answer from a scan and retire

@@ -228,3 +228,23 @@ fn incremental_repairs_keep_the_digests_of_a_fresh_build() -> TestResult {
     assert_eq!(totals(&f)?, repaired);
     Ok(())
 }
+
+#[test]
+fn check_once_facades_answer_from_their_first_check() -> TestResult {
+    let schema = schema();
+    let f = seeded()?;
+    let options = pm_index::IndexOptions {
+        check_once: true,
+        ..pm_index::IndexOptions::default()
+    };
+    let once = pm_index::Index::open(&f.tracker, &schema, options);
+    let first = once.list(&Query::all(), &Sort::default(), &Page::all())?;
+    assert_eq!(ids(&first), ["pm-a", "pm-b", "pm-c"]);
+    f.write_item("tasks", item("pm-d", json!({"priority": 0})), "")?;
+    // The same facade (one CLI command) keeps the snapshot its first check confirmed …
+    let again = once.list(&Query::all(), &Sort::default(), &Page::all())?;
+    assert_eq!(ids(&again), ["pm-a", "pm-b", "pm-c"]);
+    // … while the next command's facade checks again and sees the new file.
+    assert_eq!(list_ids(&f, &schema)?, ["pm-d", "pm-a", "pm-b", "pm-c"]);
+    Ok(())
+}
