@@ -38,6 +38,7 @@ use pm_engine::scan::{self, ScanOutcome};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::ItemSummary;
 use pm_engine::tracker::Tracker;
+use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -333,6 +334,33 @@ impl<'a> Index<'a> {
             })
             .collect();
         Ok((docs, Source::Scan))
+    }
+
+    /// Returns the light metadata of the items whose trimmed, lowercased `parent` equals
+    /// `parent_key`, and how many readable items were inspected (`pm get`'s children rollup).
+    ///
+    /// # Errors
+    /// As [`Index::list`].
+    pub fn children(&self, parent_key: &str) -> Result<(Vec<Map<String, Value>>, usize)> {
+        let mut notices = Vec::new();
+        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
+            match read::children(&conn, parent_key) {
+                Ok(found) => return Ok(found),
+                Err(e) => self.failed_query(&e, &mut notices),
+            }
+        }
+        let outcome = self.scan()?;
+        let children = outcome
+            .summaries
+            .iter()
+            .filter(|s| {
+                s.parent
+                    .as_deref()
+                    .is_some_and(|p| pm_engine::read::children::parent_key(p) == parent_key)
+            })
+            .map(|s| s.light.clone())
+            .collect();
+        Ok((children, outcome.summaries.len()))
     }
 
     /// Returns the ids whose title, description, tags, body or annotations match an FTS5

@@ -448,6 +448,41 @@ pub fn completeness(
     Ok((Completeness::from_counts(notices.len(), 0), notices))
 }
 
+/// Returns the light metadata of every item whose trimmed, lowercased `parent` equals
+/// `parent_key` (the children rollup of `pm get`), and how many items the projection holds.
+/// The parent index is walked in full and compared with pm's rule, so case and spacing
+/// variants match as they do on the scan path.
+///
+/// # Errors
+/// SQLite failures.
+pub fn children(
+    conn: &Connection,
+    parent_key: &str,
+) -> rusqlite::Result<(Vec<Map<String, Value>>, usize)> {
+    let total: i64 = conn.query_row("SELECT count(*) FROM items", [], |r| r.get(0))?;
+    let mut keys = conn.prepare_cached(
+        "SELECT parent, item_key FROM items INDEXED BY items_parent WHERE parent IS NOT NULL",
+    )?;
+    let matching: Vec<i64> = keys
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
+        .filter_map(|row| {
+            row.map(|(parent, key)| {
+                (pm_engine::read::children::parent_key(&parent) == parent_key).then_some(key)
+            })
+            .transpose()
+        })
+        .collect::<rusqlite::Result<_>>()?;
+    let mut light = conn.prepare_cached("SELECT light_json FROM items WHERE item_key = ?1")?;
+    let mut out = Vec::with_capacity(matching.len());
+    for key in matching {
+        let text: String = light.query_row([key], |r| r.get(0))?;
+        let map: Map<String, Value> = serde_json::from_str(&text)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        out.push(map);
+    }
+    Ok((out, usize::try_from(total).unwrap_or(0)))
+}
+
 /// Returns the stored documents (light metadata plus heavy collections, in canonical key order,
 /// and the body) of the given relative paths; `None` for paths without an item row.
 ///

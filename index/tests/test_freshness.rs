@@ -248,3 +248,26 @@ fn check_once_facades_answer_from_their_first_check() -> TestResult {
     assert_eq!(list_ids(&f, &schema)?, ["pm-d", "pm-a", "pm-b", "pm-c"]);
     Ok(())
 }
+
+#[test]
+fn children_match_parent_case_and_spacing_like_the_scan() -> TestResult {
+    let schema = schema();
+    let f = Fixture::new()?;
+    f.write_item("tasks", item("pm-a", json!({"parent": " PM-P "})), "")?;
+    f.write_item("tasks", item("pm-b", json!({"parent": "pm-p"})), "")?;
+    f.write_item("tasks", item("pm-c", json!({"parent": "pm-q"})), "")?;
+    f.write_item("tasks", item("pm-p", json!({})), "")?;
+    let child_ids = |found: (Vec<serde_json::Map<String, serde_json::Value>>, usize)| {
+        let mut ids: Vec<String> = found
+            .0
+            .iter()
+            .filter_map(|m| m.get("id").and_then(|v| v.as_str()).map(str::to_owned))
+            .collect();
+        ids.sort();
+        (ids, found.1)
+    };
+    let indexed = child_ids(f.index(&schema).children("pm-p")?);
+    assert_eq!(indexed, (vec!["pm-a".to_string(), "pm-b".to_string()], 4));
+    assert_eq!(child_ids(f.scan_index(&schema).children("pm-p")?), indexed);
+    Ok(())
+}

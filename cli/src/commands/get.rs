@@ -1,8 +1,13 @@
 //! `pm get <id>` (aliases fetch, read, show, view): one item at a depth with its linked
 //! artifacts, claim state, schedule, children rollup, omission receipt and item hash.
 
-use pm_engine::read::{GetDepth, HistoryPoint, TrackerView, get_item, get_item_at};
+use pm_engine::item::ItemDoc;
+use pm_engine::read::{ChildSource, GetDepth, HistoryPoint, TrackerView, get_item, get_item_at};
+use pm_engine::schema::RuntimeSchema;
+use pm_engine::tracker::Tracker;
 use pm_engine::{Error, Result};
+use pm_index::{Index, IndexOptions};
+use std::sync::Arc;
 
 use crate::ctx::Ctx;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read, intent};
@@ -69,6 +74,12 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
         })?,
     };
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
+    let children = IndexedChildren {
+        tracker: view.tracker().clone(),
+        schema: view.schema().clone(),
+        scan_only: ctx.no_index,
+    };
+    let view = view.with_child_source(Arc::new(children));
     let item = match args.at.as_deref() {
         Some(raw) => get_item_at(&view, &args.id, depth, HistoryPoint::parse(raw)?)?,
         None => get_item(&view, &args.id, depth)?,
@@ -83,4 +94,33 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
     meta.brief_fallback = depth == GetDepth::Standard && !args.full;
     let format = ctx.read_output.resolve_format(ctx.format, None);
     finish_read(result, &meta, &ctx.read_output, format)
+}
+
+/// A container's children from the index facade (light metadata, no file parsing), with the
+/// facade's own freshness check and scan fallback.
+#[derive(Debug)]
+struct IndexedChildren {
+    tracker: Tracker,
+    schema: RuntimeSchema,
+    scan_only: bool,
+}
+
+impl ChildSource for IndexedChildren {
+    fn children(&self, parent_key: &str) -> Result<(Vec<ItemDoc>, usize)> {
+        let options = IndexOptions {
+            scan_only: self.scan_only,
+            check_once: true,
+            ..IndexOptions::default()
+        };
+        let (rows, inspected) =
+            Index::open(&self.tracker, &self.schema, options).children(parent_key)?;
+        let docs = rows
+            .into_iter()
+            .map(|metadata| ItemDoc {
+                metadata,
+                body: String::new(),
+            })
+            .collect();
+        Ok((docs, inspected))
+    }
 }

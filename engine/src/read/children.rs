@@ -1,6 +1,6 @@
 //! The direct-children rollup of `pm get` on container items: counts by status, active count and
-//! a bounded, id-sorted sample, computed from a scan of every item file (an index replaces the
-//! scan later; the rollup itself stays here).
+//! a bounded, id-sorted sample, over the candidates a `ChildSource` supplies (the index) or a
+//! scan of every item file.
 
 use std::cmp::Ordering;
 
@@ -68,6 +68,11 @@ pub fn is_container_type(item_type: &str) -> bool {
                 .any(|(name, _)| name.eq_ignore_ascii_case(&normalized)))
 }
 
+/// The key a `parent` value is compared by: trimmed (JavaScript `trim`) and lowercased.
+pub fn parent_key(raw: &str) -> String {
+    js::trim(raw).to_lowercase()
+}
+
 /// Builds the rollup of `parent_id` over `corpus` (every readable item).
 pub fn children_rollup<'a>(
     parent_id: &str,
@@ -75,7 +80,7 @@ pub fn children_rollup<'a>(
     statuses: &StatusRegistry,
     sample_limit: usize,
 ) -> ChildRollup {
-    let parent = js::trim(parent_id).to_lowercase();
+    let parent = parent_key(parent_id);
     let mut scanned = 0;
     let mut active = 0;
     let mut by_status: Vec<(String, usize)> = Vec::new();
@@ -84,7 +89,7 @@ pub fn children_rollup<'a>(
         scanned += 1;
         let is_child = doc
             .str_field("parent")
-            .is_some_and(|p| js::trim(p).to_lowercase() == parent);
+            .is_some_and(|p| parent_key(p) == parent);
         if !is_child {
             continue;
         }

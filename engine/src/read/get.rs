@@ -4,7 +4,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::children::{CHILD_PAGE_LIMIT, ChildRollup, children_rollup, is_container_type};
+use super::children::{
+    CHILD_PAGE_LIMIT, ChildRollup, children_rollup, is_container_type, parent_key,
+};
 use super::facets::{
     COLLECTIONS, ClaimState, Linked, Schedule, assignee, claim_state, collection_len, linked,
     schedule,
@@ -109,21 +111,27 @@ pub fn build_view(
     let above_brief = depth != GetDepth::Brief;
     let item_type = doc.str_field("type").unwrap_or_default();
     let children = if above_brief && is_container_type(item_type) {
-        let corpus: Vec<ItemDoc> = view
-            .scan()?
-            .into_iter()
-            .filter_map(|scanned| scanned.doc.ok())
-            .collect();
         let sample_limit = match depth {
             GetDepth::Deep => CHILD_PAGE_LIMIT,
             _ => 0,
         };
-        Some(children_rollup(
-            stem,
-            &corpus,
-            &view.schema().statuses,
-            sample_limit,
-        ))
+        let statuses = &view.schema().statuses;
+        Some(match view.child_source() {
+            Some(source) => {
+                let (children, inspected) = source.children(&parent_key(stem))?;
+                let mut rollup = children_rollup(stem, &children, statuses, sample_limit);
+                rollup.scanned = inspected;
+                rollup
+            }
+            None => {
+                let corpus: Vec<ItemDoc> = view
+                    .scan()?
+                    .into_iter()
+                    .filter_map(|scanned| scanned.doc.ok())
+                    .collect();
+                children_rollup(stem, &corpus, statuses, sample_limit)
+            }
+        })
     } else {
         None
     };

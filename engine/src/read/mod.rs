@@ -19,4 +19,4 @@ pub use get_at::{HistoryPoint, get_item_at};
 pub use history_view::{HistoryMode, HistoryOptions, HistoryView, history_view};
 pub use receipt::{FieldGroup, OmissionReceipt};
 pub use validate::{ValidateOptions, ValidateReport, validate};
-pub use view::TrackerView;
+pub use view::{ChildSource, TrackerView};

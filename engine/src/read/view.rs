@@ -16,11 +16,24 @@ use crate::schema::{self, Loaded, RuntimeSchema};
 use crate::settings::{Settings, SettingsEnv};
 use crate::tracker::{ItemFileRef, ItemFiles, Tracker};
 
+/// Where the children rollup of `pm get` finds a container's direct children: by default a
+/// scan of every item file; a reader with a projection supplies a cheaper source.
+pub trait ChildSource: Send + Sync + std::fmt::Debug {
+    /// Returns every readable item whose trimmed, lowercased `parent` equals `parent_key`
+    /// (metadata is enough: `id`, `title`, `type`, `status`, `priority`, `parent`), and the
+    /// number of readable items inspected.
+    ///
+    /// # Errors
+    /// Read failures.
+    fn children(&self, parent_key: &str) -> Result<(Vec<ItemDoc>, usize)>;
+}
+
 /// An initialized tracker with its settings and runtime schema loaded.
 #[derive(Clone, Debug)]
 pub struct TrackerView {
     tracker: Tracker,
     loaded: Loaded,
+    children: Option<std::sync::Arc<dyn ChildSource>>,
 }
 
 /// One item file of a scan and the result of parsing it.
@@ -39,7 +52,22 @@ impl TrackerView {
     /// `io_error` when settings.json or a schema file exists but cannot be read.
     pub fn open(tracker: Tracker, env: &SettingsEnv) -> Result<TrackerView> {
         let loaded = schema::load(&tracker, env)?;
-        Ok(TrackerView { tracker, loaded })
+        Ok(TrackerView {
+            tracker,
+            loaded,
+            children: None,
+        })
+    }
+
+    /// Uses `source` for children rollups instead of scanning every item file.
+    pub fn with_child_source(mut self, source: std::sync::Arc<dyn ChildSource>) -> TrackerView {
+        self.children = Some(source);
+        self
+    }
+
+    /// Returns the children source, if one was set.
+    pub fn child_source(&self) -> Option<&dyn ChildSource> {
+        self.children.as_deref()
     }
 
     /// Returns the tracker.
