@@ -282,11 +282,11 @@ fn refusals() -> TestResult {
         run.stderr
     );
 
-    // --fields comes later: not accepted yet.
     let run = t.pm(&["get", "gd-i1", "--fields", "x"])?;
     assert_eq!((run.stdout.as_str(), run.code), ("", 2));
     assert!(
-        run.stderr.starts_with("error[unknown_option]: "),
+        run.stderr
+            .starts_with("error[command_failed]: Unknown --fields selector(s) for get: x."),
         "{}",
         run.stderr
     );

@@ -72,7 +72,7 @@ fn get_metadata_matches_pm_for_every_corpus_item() -> TestResult {
             let Some(pm) = pm_items.get(id) else {
                 return Some(format!("{id}: not in the golden"));
             };
-            let ours = project_item(doc, GetDepth::Standard, &runtime);
+            let ours = project_item(doc, GetDepth::Standard, false, &runtime);
             let mut drop = COLLECTIONS.to_vec();
             drop.extend(["notes_count", "tests_count", "collection_counts", "body"]);
             if without(&ours, &drop) != without(pm, &COLLECTIONS) {

@@ -2,7 +2,9 @@
 //! artifacts, claim state, schedule, children rollup, omission receipt and item hash.
 
 use pm_engine::item::ItemDoc;
-use pm_engine::read::{ChildSource, GetDepth, HistoryPoint, TrackerView, get_item, get_item_at};
+use pm_engine::read::{
+    ChildSource, GetDepth, GetScope, HistoryPoint, TrackerView, get_item, get_item_at,
+};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
 use pm_engine::{Error, Result};
@@ -10,14 +12,17 @@ use pm_index::{Index, IndexOptions};
 use std::sync::Arc;
 
 use crate::ctx::Ctx;
-use crate::read_output::{Finished, ReadMeta, Surface, finish_read, intent};
+use crate::read_output::{Finished, ReadMeta, Surface, finish_read, intent, split_csv};
+use crate::render::Format;
 
 /// Show one item with its linked artifacts, claim state, schedule and children
 ///
 /// Depths: brief (metadata and counts), standard (the default: adds the body, linked files,
 /// tests and docs, claim state, schedule and a children count for container types), deep or
-/// full (adds every collection array and a sample of children). Also prints item_hash, the
-/// SHA-256 of the canonical document, equal to the last after_hash of the item's history.
+/// full (adds every collection array and a sample of children). `--fields` keeps only the
+/// named item fields and sections, computing a named section the depth would leave out
+/// (`--fields comments`, `--fields children`). Also prints item_hash, the SHA-256 of the
+/// canonical document, equal to the last after_hash of the item's history.
 #[derive(Debug, clap::Args)]
 pub struct GetArgs {
     /// The item id (the tracker's prefix may be left out)
@@ -29,8 +34,19 @@ pub struct GetArgs {
     pub depth: Option<String>,
 
     /// Show everything (same as --depth deep)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "fields")]
     pub full: bool,
+
+    /// Keep only these item fields and sections, comma-separated: item fields (title or
+    /// item.title), item, body, linked[.files|.tests|.docs], claim_state[.<key>], children,
+    /// schedule[.<key>], the collections (comments, notes, …), notes_count, tests_count,
+    /// collection_counts
+    #[arg(long, value_name = "CSV")]
+    pub fields: Option<String>,
+
+    /// Output encoding: toon or json
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
 
     /// Show the item as its history replays to a version (entry count) or an ISO instant
     #[arg(long, value_name = "VERSION|ISO")]
@@ -73,6 +89,13 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
             allowed: GetDepth::VALUES.iter().map(|v| v.to_string()).collect(),
         })?,
     };
+    let selectors = match ctx.read_output.selectors(Surface::Get) {
+        canonical if canonical.is_empty() => {
+            args.fields.as_deref().map(split_csv).unwrap_or_default()
+        }
+        canonical => canonical,
+    };
+    let scope = GetScope::requesting(depth, &selectors);
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
     let children = IndexedChildren {
         tracker: view.tracker().clone(),
@@ -81,18 +104,23 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
     };
     let view = view.with_child_source(Arc::new(children));
     let item = match args.at.as_deref() {
-        Some(raw) => get_item_at(&view, &args.id, depth, HistoryPoint::parse(raw)?)?,
-        None => get_item(&view, &args.id, depth)?,
+        Some(raw) => get_item_at(&view, &args.id, scope, HistoryPoint::parse(raw)?)?,
+        None => get_item(&view, &args.id, scope)?,
     };
     let result = serde_json::to_value(&item).map_err(|e| Error::internal(e.to_string()))?;
     let mut meta = ReadMeta::new(Surface::Get, "get")
+        .legacy_value("--fields", args.fields.as_deref())
         .legacy_switch("--full", args.full)
         .legacy_value("--depth", args.depth.as_deref())
         .legacy_value("--token-budget", args.token_budget.as_deref());
+    if let Some(format) = args.format {
+        meta = meta.legacy_value("--format", Some(format.name()));
+    }
     meta.operand = Some(args.id.clone());
     meta.intent = resolved_intent;
-    meta.brief_fallback = depth == GetDepth::Standard && !args.full;
-    let format = ctx.read_output.resolve_format(ctx.format, None);
+    meta.brief_fallback = depth == GetDepth::Standard && !args.full && selectors.is_empty();
+    meta.selectors = args.fields.as_deref().map(split_csv).unwrap_or_default();
+    let format = ctx.read_output.resolve_format(ctx.format, args.format);
     finish_read(result, &meta, &ctx.read_output, format)
 }
 

@@ -115,11 +115,7 @@ pub fn cmd_history(ctx: &Ctx, args: &HistoryArgs) -> Result<HistoryOutput> {
         .legacy_value("--limit", limit.as_deref());
     meta.operand = Some(result.id.clone());
     if let Some(format) = args.format {
-        let name = match format {
-            Format::Toon => "toon",
-            Format::Json => "json",
-        };
-        meta = meta.legacy_value("--format", Some(name));
+        meta = meta.legacy_value("--format", Some(format.name()));
     }
     let format = ctx.read_output.resolve_format(ctx.format, args.format);
     let mut finished = finish_read(value, &meta, &ctx.read_output, format)?;

@@ -509,11 +509,7 @@ fn read_meta(
         .legacy_switch("--no-truncate", args.no_truncate)
         .legacy_value("--token-budget", args.token_budget.as_deref());
     if let Some(format) = args.format {
-        let name = match format {
-            Format::Toon => "toon",
-            Format::Json => "json",
-        };
-        meta = meta.legacy_value("--format", Some(name));
+        meta = meta.legacy_value("--format", Some(format.name()));
     }
     meta.after.clone_from(&args.after);
     meta.intent = intent;

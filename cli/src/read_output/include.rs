@@ -6,12 +6,11 @@ use std::collections::BTreeSet;
 use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value};
 
-use super::receipts::omission_receipt;
 use super::rows::{self, RowContract};
 use super::surface::Surface;
 
 /// Envelope keys a root projection always keeps (they describe the result, not content).
-const ENVELOPE_KEYS: &[&str] = &[
+pub(super) const ENVELOPE_KEYS: &[&str] = &[
     "applied_bound",
     "applied_limit",
     "budget_derived_limit",
@@ -36,7 +35,8 @@ const ENVELOPE_KEYS: &[&str] = &[
 ];
 
 /// Root keys that are receipts, never `get` sections.
-const RECEIPT_KEYS: &[&str] = &["read_output", "read_session", "output_budget_truncation"];
+pub(super) const RECEIPT_KEYS: &[&str] =
+    &["read_output", "read_session", "output_budget_truncation"];
 
 fn first_segment(selector: &str) -> &str {
     selector.split('.').next().unwrap_or(selector)
@@ -53,7 +53,8 @@ fn refuse(message: String, first: &str, allowed: Vec<String>) -> Error {
     }
 }
 
-/// Applies canonical field `selectors` to `env` (nothing happens without selectors).
+/// Applies field `selectors` to `env` (nothing happens without selectors); `flag` is the
+/// option they came from (`--output-include`, or `get --fields`), named in refusals.
 ///
 /// # Errors
 /// `command_failed` when no selector matches any field of any returned row (or, for `get`, an
@@ -64,12 +65,13 @@ pub fn apply(
     env: &mut Map<String, Value>,
     contract: &RowContract,
     selectors: &[String],
+    flag: &'static str,
 ) -> Result<()> {
     if selectors.is_empty() {
         return Ok(());
     }
     if surface == Surface::Get {
-        return apply_get(env, selectors);
+        return super::include_get::apply(env, selectors, flag);
     }
     let row_paths: Vec<String> = contract.rows.iter().map(|r| r.path.to_string()).collect();
     let qualified: Vec<String> = selectors
@@ -159,120 +161,9 @@ fn project_rows(
     ))
 }
 
-fn sorted_locale(mut v: Vec<String>) -> Vec<String> {
+pub(super) fn sorted_locale(mut v: Vec<String>) -> Vec<String> {
     v.sort_by(|a, b| pm_engine::collate::locale_compare(a, b));
     v
-}
-
-/// `get`: selectors name item fields (`title`, `item.title`), the whole `item`, or root
-/// sections (`linked`, `children`); the omission receipt lists everything left out.
-fn apply_get(env: &mut Map<String, Value>, selectors: &[String]) -> Result<()> {
-    let item = env
-        .get("item")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let item_fields = sorted_locale(item.keys().cloned().collect());
-    let sections = sorted_locale(
-        env.keys()
-            .filter(|k| {
-                *k != "item"
-                    && !ENVELOPE_KEYS.contains(&k.as_str())
-                    && !RECEIPT_KEYS.contains(&k.as_str())
-            })
-            .cloned()
-            .collect(),
-    );
-    let valid: Vec<String> = item_fields
-        .iter()
-        .cloned()
-        .chain(std::iter::once("item".to_owned()))
-        .chain(item_fields.iter().map(|f| format!("item.{f}")))
-        .chain(sections.iter().cloned())
-        .collect();
-    let unknown: Vec<&String> = selectors.iter().filter(|s| !valid.contains(s)).collect();
-    if let Some(first) = unknown.first() {
-        let listed: Vec<&str> = unknown.iter().map(|s| s.as_str()).collect();
-        return Err(refuse(
-            format!(
-                "Unknown --output-include selector(s) for get: {}. Valid selectors: {}.",
-                listed.join(", "),
-                valid.join(", ")
-            ),
-            first,
-            valid.clone(),
-        ));
-    }
-    let full_item = selectors.iter().any(|s| s == "item");
-    let mut item_selectors: Vec<&str> = Vec::new();
-    for s in selectors {
-        let field = s
-            .strip_prefix("item.")
-            .or_else(|| item_fields.contains(s).then_some(s.as_str()));
-        if let Some(f) = field.filter(|f| !item_selectors.contains(f)) {
-            item_selectors.push(f);
-        }
-    }
-    if full_item && !item_selectors.is_empty() {
-        return Err(Error::ReadOutput {
-            kind: ReadOutputRefusal::InvalidValue,
-            message: "--output-include cannot mix a full item with projected item fields; use item or item.<field>, not both.".into(),
-            flag: "--output-include",
-            value: Some(selectors.join(",")),
-            allowed: Box::default(),
-            suggestion: None,
-        });
-    }
-    let chosen: BTreeSet<&str> = selectors
-        .iter()
-        .filter(|s| sections.contains(s))
-        .map(String::as_str)
-        .collect();
-    let inherited: Vec<(String, String)> = env
-        .get("omission_receipt")
-        .and_then(|r| r.get("omitted_field_groups"))
-        .and_then(Value::as_array)
-        .map(|groups| {
-            groups
-                .iter()
-                .filter_map(|g| {
-                    Some((
-                        g.get("name")?.as_str()?.to_owned(),
-                        g.get("restore_with")?.as_str()?.to_owned(),
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut omitted = inherited;
-    if !full_item && item_selectors.is_empty() {
-        omitted.push(("item".into(), "--output-include item".into()));
-    } else if !full_item {
-        omitted.extend(
-            item_fields
-                .iter()
-                .filter(|f| !item_selectors.contains(&f.as_str()))
-                .map(|f| (format!("item.{f}"), format!("--output-include item.{f}"))),
-        );
-    }
-    omitted.extend(
-        sections
-            .iter()
-            .filter(|s| !chosen.contains(s.as_str()))
-            .map(|s| (s.clone(), format!("--output-include {s}"))),
-    );
-    let keep_item = full_item || !item_selectors.is_empty();
-    env.retain(|key, _| {
-        (key == "item" && keep_item)
-            || ENVELOPE_KEYS.contains(&key.as_str())
-            || RECEIPT_KEYS.contains(&key.as_str())
-            || chosen.contains(key.as_str())
-    });
-    if !full_item && let Some(Value::Object(item)) = env.get_mut("item") {
-        item.retain(|k, _| item_selectors.contains(&k.as_str()));
-    }
-    env.insert("omission_receipt".into(), omission_receipt(omitted));
-    Ok(())
 }
 
 #[cfg(test)]
@@ -290,7 +181,7 @@ mod tests {
     fn run(surface: Surface, env: &mut Map<String, Value>, selectors: &[&str]) -> Result<()> {
         let contract = RowContract::derive(surface, env);
         let selectors: Vec<String> = selectors.iter().map(|s| (*s).to_owned()).collect();
-        apply(surface, env, &contract, &selectors)
+        apply(surface, env, &contract, &selectors, "--output-include")
     }
 
     fn list() -> Map<String, Value> {
@@ -373,55 +264,5 @@ mod tests {
         run(Surface::Next, &mut env, &["id", "rank"])?;
         assert_eq!(env["recommended"], json!({"id": "a", "rank": 1}));
         Ok(())
-    }
-
-    fn get() -> Map<String, Value> {
-        obj(json!({
-            "item": {"id": "pm-1", "title": "T", "status": "open", "body": "b"},
-            "linked": {"files": []}, "claim_state": {"claimed": false},
-            "omission_receipt": {"has_omissions": true, "omitted_field_group_count": 1,
-                "omitted_field_groups": [{"name": "children", "restore_with": "--fields children"}]}
-        }))
-    }
-
-    #[test]
-    fn get_projects_item_fields_and_sections() -> Result<()> {
-        let mut env = get();
-        run(Surface::Get, &mut env, &["title", "item.id", "linked"])?;
-        assert_eq!(env["item"], json!({"id": "pm-1", "title": "T"}));
-        assert!(env.contains_key("linked") && !env.contains_key("claim_state"));
-        let names: Vec<&str> = env["omission_receipt"]["omitted_field_groups"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|g| g["name"].as_str()).collect())
-            .unwrap_or_default();
-        assert_eq!(
-            names,
-            ["children", "item.body", "item.status", "claim_state"]
-        );
-        let mut env = get();
-        run(Surface::Get, &mut env, &["claim_state"])?;
-        assert!(!env.contains_key("item"));
-        assert_eq!(env["omission_receipt"]["omitted_field_group_count"], 3);
-        Ok(())
-    }
-
-    #[test]
-    fn get_refuses_unknown_and_mixed_selectors() {
-        let mut env = get();
-        let err = run(Surface::Get, &mut env, &["nope"])
-            .err()
-            .map(|e| e.to_string());
-        assert_eq!(
-            err.as_deref(),
-            Some(
-                "Unknown --output-include selector(s) for get: nope. Valid selectors: body, id, status, title, item, item.body, item.id, item.status, item.title, claim_state, linked."
-            )
-        );
-        let mut env = get();
-        let err = run(Surface::Get, &mut env, &["item", "title"]).err();
-        assert_eq!(
-            err.map(|e| e.code().as_str()),
-            Some("invalid_argument_value")
-        );
     }
 }

@@ -8,6 +8,7 @@ mod continuation;
 mod cursor;
 mod fit;
 mod include;
+mod include_get;
 pub mod intent;
 mod provenance;
 pub mod query_cursor;
@@ -24,7 +25,7 @@ pub use cursor::{OutputCursor, collection_fingerprint};
 pub use intent::{IntentOutcome, ResolvedIntent, RowCeiling};
 pub use provenance::LegacyFlag;
 pub use query_cursor::{QueryCursor, QueryPage, paginate, query_fingerprint};
-pub use request::{Bound, CommandKind, ReadOutputRequest};
+pub use request::{Bound, CommandKind, ReadOutputRequest, split_csv};
 pub use session::SessionState;
 pub use surface::{Dimension, RowShape, Surface};
 
@@ -54,6 +55,9 @@ pub struct ReadMeta {
     /// `get` at standard depth without field selection, `--full` or `--tree`: may fall back to
     /// the brief projection when over budget (read-output §5.4).
     pub brief_fallback: bool,
+    /// Field selectors of a command-local legacy flag (`get --fields`), applied exactly like
+    /// `--output-include` selectors when no canonical selector was given.
+    pub selectors: Vec<String>,
 }
 
 impl ReadMeta {
@@ -68,6 +72,7 @@ impl ReadMeta {
             operand: None,
             material_groups: None,
             brief_fallback: false,
+            selectors: Vec::new(),
         }
     }
 
@@ -172,7 +177,12 @@ pub fn finish_read(
     };
     let resolved = provenance::resolve(surface, invocation, request, format);
     let binding = resolved.binding(request.session.as_ref().map(SessionState::remaining));
+    let (selectors, selector_flag) = match request.selectors(surface) {
+        canonical if canonical.is_empty() => (meta.selectors.clone(), "--fields"),
+        canonical => (canonical, "--output-include"),
+    };
     let engaged_by_flags = !request.include.is_empty()
+        || !selectors.is_empty()
         || request.session.is_some()
         || request.cursor.is_some()
         || request.row_contract;
@@ -182,7 +192,7 @@ pub fn finish_read(
         return Ok(done(env, exit::SUCCESS));
     }
 
-    include::apply(surface, &mut env, &contract, &request.selectors(surface))?;
+    include::apply(surface, &mut env, &contract, &selectors, selector_flag)?;
     contract.retain_present(&env);
     let minimum_rows = prioritize_assertions(surface, &mut env);
     let cursor = request.cursor.as_ref();
@@ -252,7 +262,7 @@ pub fn finish_read(
             .collect(),
         brief_fallback: meta.brief_fallback
             && surface == Surface::Get
-            && request.selectors(surface).is_empty()
+            && selectors.is_empty()
             && cursor.is_none(),
         minimum_rows,
     };

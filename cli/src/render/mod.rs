@@ -31,6 +31,14 @@ impl Format {
             .or(settings_default)
             .unwrap_or(Format::Toon)
     }
+
+    /// Returns the flag value naming this format (`toon`, `json`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Toon => "toon",
+            Format::Json => "json",
+        }
+    }
 }
 
 /// Writes `value` to `out` in `format`, followed by one newline.

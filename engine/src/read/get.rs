@@ -46,6 +46,51 @@ impl GetDepth {
     }
 }
 
+/// What a `get` computes: a depth, widened by the sections a `--fields` selection names (a
+/// named section is computed even when the depth would leave it out).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GetScope {
+    /// The requested depth (brief is raised to standard when a standard section is named).
+    pub depth: GetDepth,
+    /// Build the children rollup even for a type that is not a container.
+    pub children: bool,
+    /// Include the eight collection arrays whatever the depth.
+    pub collections: bool,
+}
+
+impl GetScope {
+    /// The plain depth, no named sections.
+    pub fn at(depth: GetDepth) -> GetScope {
+        GetScope {
+            depth,
+            children: false,
+            collections: false,
+        }
+    }
+
+    /// The depth widened by `selectors` (`--fields` / `--output-include` tokens): `children`
+    /// forces the rollup, a collection name (or `item.<collection>`) adds the collection
+    /// arrays, and `body`, `linked`, `claim_state` or `schedule` (or a sub-key of them) raise
+    /// brief to standard.
+    pub fn requesting(depth: GetDepth, selectors: &[String]) -> GetScope {
+        let mut scope = GetScope::at(depth);
+        for selector in selectors {
+            let name = selector.strip_prefix("item.").unwrap_or(selector);
+            let head = name.split('.').next().unwrap_or_default();
+            if COLLECTIONS.contains(&head) {
+                scope.collections = true;
+            } else if head == "children" {
+                scope.children = true;
+            } else if matches!(head, "body" | "linked" | "claim_state" | "schedule")
+                && scope.depth == GetDepth::Brief
+            {
+                scope.depth = GetDepth::Standard;
+            }
+        }
+        scope
+    }
+}
+
 /// The `get` envelope: `item, item_hash, linked, claim_state, schedule, children,
 /// omission_receipt` (absent facets are skipped).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -90,11 +135,11 @@ pub struct AsOf {
 /// # Errors
 /// `item_not_found`, `invalid_item_id` or `duplicate_item_id` from the lookup; the read and
 /// parse errors of the item file and its history stream.
-pub fn get_item(view: &TrackerView, raw_id: &str, depth: GetDepth) -> Result<ItemView> {
+pub fn get_item(view: &TrackerView, raw_id: &str, scope: GetScope) -> Result<ItemView> {
     let file = view.locate(raw_id)?;
     let doc = view.load(&file)?;
     let stream = view.stream(&file.stem)?;
-    build_view(view, &file.stem, &doc, &stream.entries, depth)
+    build_view(view, &file.stem, &doc, &stream.entries, scope)
 }
 
 /// Builds the `get` view of `doc` (the item `stem`) from its history `entries`.
@@ -106,11 +151,12 @@ pub fn build_view(
     stem: &str,
     doc: &ItemDoc,
     entries: &[HistoryEntry],
-    depth: GetDepth,
+    scope: GetScope,
 ) -> Result<ItemView> {
+    let depth = scope.depth;
     let above_brief = depth != GetDepth::Brief;
     let item_type = doc.str_field("type").unwrap_or_default();
-    let children = if above_brief && is_container_type(item_type) {
+    let children = if scope.children || (above_brief && is_container_type(item_type)) {
         let sample_limit = match depth {
             GetDepth::Deep => CHILD_PAGE_LIMIT,
             _ => 0,
@@ -143,7 +189,7 @@ pub fn build_view(
         .map(|field| field.metadata_key.as_str())
         .collect();
     let mut result = ItemView {
-        item: project_item(doc, depth, &runtime_fields),
+        item: project_item(doc, depth, scope.collections, &runtime_fields),
         item_hash: current_item_hash(doc, entries),
         linked: above_brief.then(|| linked(doc)),
         claim_state: above_brief.then(|| claim_state(doc, entries)),
@@ -179,12 +225,17 @@ pub fn current_item_hash(doc: &ItemDoc, entries: &[HistoryEntry]) -> String {
     }
 }
 
-/// Returns the `item` object: metadata in pm's in-memory order (deep: with every collection
-/// array, `[]` when absent), `notes_count`, `tests_count`, `collection_counts`, then `body`
-/// above brief.
-pub fn project_item(doc: &ItemDoc, depth: GetDepth, runtime_fields: &[&str]) -> Map<String, Value> {
+/// Returns the `item` object: metadata in pm's in-memory order (deep, or `collections`: with
+/// every collection array, `[]` when absent), `notes_count`, `tests_count`,
+/// `collection_counts`, then `body` above brief.
+pub fn project_item(
+    doc: &ItemDoc,
+    depth: GetDepth,
+    collections: bool,
+    runtime_fields: &[&str],
+) -> Map<String, Value> {
     let mut item = in_memory_order(&doc.metadata, runtime_fields);
-    if depth == GetDepth::Deep {
+    if collections || depth == GetDepth::Deep {
         for key in COLLECTIONS {
             item.entry(key).or_insert_with(|| Value::Array(Vec::new()));
         }
@@ -213,7 +264,8 @@ pub fn project_item(doc: &ItemDoc, depth: GetDepth, runtime_fields: &[&str]) -> 
 }
 
 /// The candidate groups of §5.1 item 3, in declaration order; `true` marks item-level groups.
-const GROUPS: [(&str, bool); 13] = [
+/// Each can be requested by name (`--fields <name>`) whatever the depth.
+pub const FIELD_GROUPS: [(&str, bool); 13] = [
     ("body", true),
     ("comments", true),
     ("notes", true),
@@ -232,7 +284,7 @@ const GROUPS: [(&str, bool); 13] = [
 /// A group is declared when it is material for this item or present in the result, and
 /// omitted when declared but absent (item-level groups are looked up in `item`).
 fn omission_receipt(doc: &ItemDoc, result: &ItemView) -> OmissionReceipt {
-    let omitted = GROUPS
+    let omitted = FIELD_GROUPS
         .iter()
         .filter(|(name, item_level)| {
             let present = if *item_level {
@@ -282,7 +334,7 @@ mod tests {
     fn view_of(doc: &ItemDoc, depth: GetDepth, children: bool) -> ItemView {
         let above = depth != GetDepth::Brief;
         let mut v = ItemView {
-            item: project_item(doc, depth, &[]),
+            item: project_item(doc, depth, false, &[]),
             item_hash: String::new(),
             linked: above.then(|| linked(doc)),
             claim_state: above.then(|| claim_state(doc, &[])),
@@ -360,6 +412,29 @@ mod tests {
         assert_eq!(keys[3..11], COLLECTIONS);
         assert_eq!(deep.item["events"], json!([]));
         assert!(!deep.omission_receipt.has_omissions);
+    }
+
+    #[test]
+    fn named_sections_widen_the_scope() {
+        let sel = |list: &[&str]| -> Vec<String> { list.iter().map(|s| s.to_string()).collect() };
+        let plain = GetScope::requesting(GetDepth::Brief, &sel(&["title", "item.id"]));
+        assert_eq!(plain, GetScope::at(GetDepth::Brief));
+        let wide = GetScope::requesting(
+            GetDepth::Brief,
+            &sel(&["item.comments", "children", "linked.files"]),
+        );
+        assert_eq!(
+            wide,
+            GetScope {
+                depth: GetDepth::Standard,
+                children: true,
+                collections: true,
+            }
+        );
+        let d = doc(json!({"id": "pm-a", "type": "Task"}), "");
+        let item = project_item(&d, GetDepth::Standard, true, &[]);
+        assert_eq!(item["comments"], json!([]));
+        assert_eq!(item["body"], json!(""));
     }
 
     #[test]

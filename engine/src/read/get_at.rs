@@ -1,7 +1,7 @@
 //! `pm get <id> --at <version|ISO>`: the item as its history replays to a version (entry count)
 //! or an instant, with the `get` facets computed on the replayed document.
 
-use super::get::{AsOf, GetDepth, ItemView, build_view};
+use super::get::{AsOf, GetScope, ItemView, build_view};
 use super::view::TrackerView;
 use crate::error::{Error, Result};
 use crate::history::replay_point;
@@ -43,7 +43,7 @@ impl HistoryPoint {
 pub fn get_item_at(
     view: &TrackerView,
     raw_id: &str,
-    depth: GetDepth,
+    scope: GetScope,
     point: HistoryPoint,
 ) -> Result<ItemView> {
     let id = match view.locate(raw_id) {
@@ -59,7 +59,7 @@ pub fn get_item_at(
         return Err(point.refusal("--at", format!("{id} did not exist at that point")));
     }
     let applied = &stream.entries[..replayed.version];
-    let mut result = build_view(view, &id, &replayed.doc, applied, depth)?;
+    let mut result = build_view(view, &id, &replayed.doc, applied, scope)?;
     result.as_of = Some(AsOf {
         reconstructed: true,
         as_of_version: replayed.version,

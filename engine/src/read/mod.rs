@@ -14,7 +14,7 @@ pub mod record_order;
 pub mod validate;
 pub mod view;
 
-pub use get::{AsOf, GetDepth, ItemView, get_item};
+pub use get::{AsOf, FIELD_GROUPS, GetDepth, GetScope, ItemView, get_item};
 pub use get_at::{HistoryPoint, get_item_at};
 pub use history_view::{HistoryMode, HistoryOptions, HistoryView, history_view};
 pub use receipt::{FieldGroup, OmissionReceipt};
