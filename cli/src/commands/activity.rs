@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use pm_engine::clock::format_iso_ms;
 use pm_engine::history::HistoryEntry;
 use pm_engine::read::history_view::compact_row;
-use pm_engine::read::{FieldGroup, OmissionReceipt, TrackerView};
+use pm_engine::read::{FieldGroup, OmissionReceipt, ProvenanceRow, TrackerView};
 use pm_engine::schema::load;
 use pm_engine::timestamp::parse_timestamp;
 use pm_engine::{Error, ReadOutputRefusal, Result};
@@ -556,21 +556,21 @@ fn event_row(mode: Mode, row: &EventRow, raw: &Value) -> Value {
                 out.extend(entry);
             }
         }
-        Mode::Provenance => {
-            out.insert("index".into(), json!(index));
-            out.insert("ts".into(), json!(row.ts));
-            out.insert("op".into(), json!(row.op));
-            out.insert("author".into(), json!(row.author));
-            for key in [
-                "author_source",
-                "agent_harness",
-                "agent_model",
-                "agent_instance",
-                "message",
-            ] {
-                out.insert(key.into(), raw.get(key).cloned().unwrap_or(Value::Null));
+        Mode::Provenance => match HistoryEntry::from_value(raw) {
+            Ok(entry) => {
+                if let Ok(Value::Object(row)) =
+                    serde_json::to_value(ProvenanceRow::of(index, &entry))
+                {
+                    out.extend(row);
+                }
             }
-        }
+            Err(_) => {
+                out.insert("index".into(), json!(index));
+                out.insert("ts".into(), json!(row.ts));
+                out.insert("op".into(), json!(row.op));
+                out.insert("author".into(), json!(row.author));
+            }
+        },
         Mode::Compact | Mode::Digest => match HistoryEntry::from_value(raw) {
             Ok(entry) => {
                 if let Ok(Value::Object(compact)) = serde_json::to_value(compact_row(index, &entry))

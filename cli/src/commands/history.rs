@@ -1,7 +1,7 @@
 //! `pm history <id>`: an item's history stream as compact rows or raw entries, and with
 //! `--verify` the replayed chain, torn tail and current-file check. Works for deleted items.
 
-use pm_engine::read::{HistoryMode, HistoryOptions, TrackerView, history_view};
+use pm_engine::read::{HistoryMode, HistoryOptions, ProvenanceFilter, TrackerView, history_view};
 use pm_engine::{Error, Result};
 
 use crate::ctx::Ctx;
@@ -12,8 +12,11 @@ use crate::render::Format;
 /// Show an item's history: who changed which fields when, optionally verified
 ///
 /// Compact rows (the default) list each entry's index, timestamp, operation, author, number of
-/// patch operations and changed fields; --full prints the raw entries with their JSON patches
-/// and hashes. --verify replays the whole stream from the empty document and checks every
+/// patch operations and changed fields; --provenance prints who recorded each entry (author,
+/// author source, agent harness, model and instance, message); --full prints the raw entries
+/// with their JSON patches and hashes. --harness and --agent-instance keep only the entries an
+/// agent recorded, and --provenance-summary counts the returned entries per author, author
+/// source, harness and instance. --verify replays the whole stream from the empty document and checks every
 /// before_hash and after_hash, reports a torn last line, and compares the current item file
 /// with the last after_hash. A deleted item's history is still shown. --field <name> keeps
 /// only the entries that change that field (a changed_fields name such as status or body);
@@ -26,8 +29,25 @@ pub struct HistoryArgs {
     pub id: String,
 
     /// Print compact rows (the default)
-    #[arg(long, conflicts_with = "full")]
+    #[arg(long, conflicts_with_all = ["full", "provenance"])]
     pub compact: bool,
+
+    /// Print who recorded each entry: author, author source, agent harness, model, instance
+    #[arg(long, conflicts_with = "full")]
+    pub provenance: bool,
+
+    /// Add provenance_summary: the returned entries counted per author, author source,
+    /// agent harness and agent instance
+    #[arg(long)]
+    pub provenance_summary: bool,
+
+    /// Only entries recorded with these agent harnesses (comma-separated)
+    #[arg(long, value_name = "HARNESS", value_delimiter = ',')]
+    pub harness: Vec<String>,
+
+    /// Only entries recorded by these agent instances (comma-separated)
+    #[arg(long, value_name = "INSTANCE", value_delimiter = ',')]
+    pub agent_instance: Vec<String>,
 
     /// Print the raw entries: JSON patches, hashes and provenance
     #[arg(long)]
@@ -71,13 +91,14 @@ pub type HistoryOutput = Finished;
 pub fn cmd_history(ctx: &Ctx, args: &HistoryArgs) -> Result<HistoryOutput> {
     let modes = ctx.read_output.modes(Surface::History);
     let full = args.full || modes.contains(&"full");
-    if full && (args.compact || modes.contains(&"compact")) {
+    let compact = args.compact || modes.contains(&"compact");
+    if (full && (compact || args.provenance)) || (compact && args.provenance) {
         return Err(Error::ReadOutput {
             kind: pm_engine::ReadOutputRefusal::ProjectionConflict,
-            message: "Choose one history projection: --compact or --full.".into(),
-            flag: "--full",
+            message: "Choose one history projection: --compact, --provenance or --full.".into(),
+            flag: if full { "--full" } else { "--provenance" },
             value: None,
-            allowed: Box::new(["--compact".into(), "--full".into()]),
+            allowed: Box::new(["--compact".into(), "--provenance".into(), "--full".into()]),
             suggestion: None,
         });
     }
@@ -95,6 +116,8 @@ pub fn cmd_history(ctx: &Ctx, args: &HistoryArgs) -> Result<HistoryOutput> {
     let options = HistoryOptions {
         mode: if full {
             HistoryMode::Full
+        } else if args.provenance {
+            HistoryMode::Provenance
         } else {
             HistoryMode::Compact
         },
@@ -102,6 +125,11 @@ pub fn cmd_history(ctx: &Ctx, args: &HistoryArgs) -> Result<HistoryOutput> {
         verify: args.verify,
         diff: args.diff,
         field,
+        provenance: ProvenanceFilter {
+            harnesses: trimmed(&args.harness),
+            agent_instances: trimmed(&args.agent_instance),
+        },
+        provenance_summary: args.provenance_summary,
     };
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
     let result = history_view(&view, &args.id, &options)?;
@@ -123,4 +151,13 @@ pub fn cmd_history(ctx: &Ctx, args: &HistoryArgs) -> Result<HistoryOutput> {
         finished.exit_code = exit::FAILURE;
     }
     Ok(finished)
+}
+
+/// The non-blank values of a comma-separated filter, trimmed.
+fn trimmed(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .collect()
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::provenance::{ProvenanceFilter, ProvenanceRow, ProvenanceSummary};
 use super::receipt::{FieldGroup, OmissionReceipt};
 use super::view::TrackerView;
 use crate::collate::locale_compare;
@@ -22,8 +23,44 @@ use crate::tracker::ItemFileRef;
 pub enum HistoryMode {
     /// One summary row per entry (`compact_history`).
     Compact,
+    /// Who recorded each entry (`provenance_history`).
+    Provenance,
     /// The raw entries (`history`).
     Full,
+}
+
+impl HistoryMode {
+    /// The `projection.mode` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            HistoryMode::Compact => "compact",
+            HistoryMode::Provenance => "provenance",
+            HistoryMode::Full => "full",
+        }
+    }
+
+    /// The key holding the rows.
+    pub fn row_key(self) -> &'static str {
+        match self {
+            HistoryMode::Compact => "compact_history",
+            HistoryMode::Provenance => "provenance_history",
+            HistoryMode::Full => "history",
+        }
+    }
+
+    /// What the rows leave out: compact rows the raw entries, provenance rows the patches
+    /// and hashes (both restored with `--full`).
+    fn receipt(self) -> OmissionReceipt {
+        match self {
+            HistoryMode::Compact => {
+                OmissionReceipt::omitted(vec![FieldGroup::new("raw_history", "--full")])
+            }
+            HistoryMode::Provenance => {
+                OmissionReceipt::omitted(vec![FieldGroup::new("patch_and_hashes", "--full")])
+            }
+            HistoryMode::Full => OmissionReceipt::complete(),
+        }
+    }
 }
 
 /// The options of `history`.
@@ -40,6 +77,10 @@ pub struct HistoryOptions {
     /// Only entries that change this field (a `changed_fields` name: `status`, `body`, …);
     /// with `diff`, only this field's change is shown.
     pub field: Option<String>,
+    /// Only entries recorded by these harnesses / agent instances.
+    pub provenance: ProvenanceFilter,
+    /// Add `provenance_summary` over the returned entries.
+    pub provenance_summary: bool,
 }
 
 /// One compact row.
@@ -62,7 +103,7 @@ pub struct CompactRow {
 /// `projection{mode, row_key}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HistoryProjection {
-    /// `compact` or `full`.
+    /// `compact`, `provenance` or `full`.
     pub mode: &'static str,
     /// The key holding the rows.
     pub row_key: &'static str,
@@ -104,8 +145,9 @@ pub struct TornTailRow {
     pub bytes: usize,
 }
 
-/// The `history` envelope: `id, compact_history | history, compact, projection,
-/// omission_receipt, count, limit, verification`.
+/// The `history` envelope: `id, compact_history | provenance_history | history, compact,
+/// projection, omission_receipt, count, limit, [field], [provenance_summary], [diff],
+/// [verification]`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HistoryView {
     /// The item id.
@@ -113,6 +155,9 @@ pub struct HistoryView {
     /// Compact rows (compact mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compact_history: Option<Vec<CompactRow>>,
+    /// Provenance rows (provenance mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance_history: Option<Vec<ProvenanceRow>>,
     /// Raw entries (full mode).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<Value>>,
@@ -129,6 +174,9 @@ pub struct HistoryView {
     /// The `--field` filter, when given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// Who recorded the returned entries (`--provenance-summary`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance_summary: Option<ProvenanceSummary>,
     /// The `--diff` rows, one per returned entry, in the same order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Vec<DiffRow>>,
@@ -163,48 +211,51 @@ pub fn history_view(
         .iter()
         .enumerate()
         .filter(|(_, e)| field.is_none_or(|f| entry_fields(e).contains(f)))
+        .filter(|(_, e)| options.provenance.matches(e))
         .map(|(i, _)| i)
         .collect();
     let start = options
         .limit
         .map_or(0, |n| selected.len().saturating_sub(n));
     let window = &selected[start..];
-    let compact = options.mode == HistoryMode::Compact;
+    let mode = options.mode;
     let verification = options.verify.then(|| verify(view, file.as_ref(), &stream));
     let diff = options
         .diff
         .then(|| diff_rows(&stream.entries, window, field));
+    let rows = |wanted: HistoryMode| mode == wanted;
     Ok(HistoryView {
         id,
-        compact_history: compact.then(|| {
+        compact_history: rows(HistoryMode::Compact).then(|| {
             window
                 .iter()
                 .map(|&i| compact_row(i + 1, &stream.entries[i]))
                 .collect()
         }),
-        history: (!compact).then(|| {
+        provenance_history: rows(HistoryMode::Provenance).then(|| {
+            window
+                .iter()
+                .map(|&i| ProvenanceRow::of(i + 1, &stream.entries[i]))
+                .collect()
+        }),
+        history: rows(HistoryMode::Full).then(|| {
             window
                 .iter()
                 .map(|&i| stream.entries[i].to_value())
                 .collect()
         }),
-        compact,
+        compact: mode == HistoryMode::Compact,
         projection: HistoryProjection {
-            mode: if compact { "compact" } else { "full" },
-            row_key: if compact {
-                "compact_history"
-            } else {
-                "history"
-            },
+            mode: mode.name(),
+            row_key: mode.row_key(),
         },
-        omission_receipt: if compact {
-            OmissionReceipt::omitted(vec![FieldGroup::new("raw_history", "--full")])
-        } else {
-            OmissionReceipt::complete()
-        },
+        omission_receipt: mode.receipt(),
         count: window.len(),
         limit: options.limit,
         field: options.field.clone(),
+        provenance_summary: options
+            .provenance_summary
+            .then(|| ProvenanceSummary::of(window.iter().map(|&i| &stream.entries[i]))),
         diff,
         verification,
     })
