@@ -325,6 +325,12 @@ fn next_and_context_refusals_and_intents() -> TestResult {
     assert_eq!(v["context_intent"]["intent"], "execute");
     let v: Value = serde_json::from_str(&run(&["ctx", "--for", "orient", "--json"])?.stdout)?;
     assert_eq!(v["applied_limit"], 3);
+    // The intent receipt claims only what a brief-depth context holds.
+    assert_eq!(v["sections_included"], serde_json::json!([]));
+    assert_eq!(
+        v["context_intent"]["included_field_groups"],
+        serde_json::json!(["summary", "focus"])
+    );
     let v: Value = serde_json::from_str(&run(&["next", "--explain-ranking", "--json"])?.stdout)?;
     assert_eq!(v["ranking"]["model"], "default-weighted-v1");
     assert_eq!(v["ranking"]["items"][0]["id"], v["recommended"]["id"]);

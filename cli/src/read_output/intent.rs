@@ -25,7 +25,9 @@ pub struct IntentSpec {
     pub name: &'static str,
     /// Its declared token budget.
     pub token_budget: u64,
-    /// The field groups it promises to keep.
+    /// The field groups it keeps. pm's context intents also declare optional sections
+    /// (orient: hierarchy, blockers, activity; handoff: in_progress, decisions, activity) that
+    /// our brief-depth context does not compute, so they are not claimed here.
     pub included_field_groups: &'static [&'static str],
     /// The projection strategy it applies before measurement.
     pub degradation: &'static str,
@@ -37,14 +39,14 @@ pub const INTENTS: &[IntentSpec] = &[
         surface: Surface::Context,
         name: "handoff",
         token_budget: 2200,
-        included_field_groups: &["summary", "focus", "in_progress", "decisions", "activity"],
+        included_field_groups: &["summary", "focus"],
         degradation: "bounded_sections",
     },
     IntentSpec {
         surface: Surface::Context,
         name: "orient",
         token_budget: 3000,
-        included_field_groups: &["summary", "focus", "hierarchy", "blockers", "activity"],
+        included_field_groups: &["summary", "focus"],
         degradation: "bounded_sections",
     },
     IntentSpec {
