@@ -12,6 +12,7 @@ mod test_aggregate;
 mod test_bench;
 mod test_calibration;
 mod test_concurrency;
+mod test_context_sections;
 mod test_contracts;
 mod test_crash;
 mod test_events;

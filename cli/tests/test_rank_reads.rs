@@ -319,7 +319,7 @@ fn next_and_context_refusals_and_intents() -> TestResult {
     let dir = t.workspace();
     let run = runner(&t, &dir, &env);
     assert_eq!(run(&["next", "--parent", "pm-nope"])?.code, 3);
-    assert_eq!(run(&["context", "--depth", "deep"])?.code, 2);
+    assert_eq!(run(&["context", "--depth", "wide"])?.code, 2);
     let v: Value = serde_json::from_str(&run(&["next", "--for", "execute", "--json"])?.stdout)?;
     assert_eq!(v["filters"]["ready_only"], true);
     assert_eq!(v["context_intent"]["intent"], "execute");

@@ -1,6 +1,7 @@
 //! `pm context` (alias `ctx`): the ranked focus (high-level and low-level active work),
-//! blocked fallback and agenda of a tracker at brief depth (engine `rank::context`), paged
-//! with query cursors and finished by the read-output layer.
+//! blocked fallback and agenda of a tracker (engine `rank::context`) with the optional sections
+//! of deeper reads (`context_sections`), paged with query cursors and finished by the
+//! read-output layer.
 
 use pm_engine::query::{Query, Relations, Sort, StatusFilter};
 use pm_engine::rank::context::focus;
@@ -14,6 +15,7 @@ use pm_index::Index;
 use serde_json::{Map, Value, json};
 
 use super::agenda::agenda;
+use super::context_sections;
 use super::next::{budget_or, positive_or};
 use super::rank_filters::ItemFilterArgs;
 use super::rank_rows::{focus_row, packing_json, ranking_json, subtree};
@@ -33,13 +35,31 @@ const SCALE_THRESHOLD: usize = 10_000;
 ///
 /// Non-terminal items are ordered by status, priority, order, deadline and recency, re-ranked
 /// by relevance signals and packed into max(256, limit×160) tokens; the packed active items
-/// form the focus, split into high_level (Epic, Feature) and low_level. Only the brief depth
-/// (no optional sections) is available.
+/// form the focus, split into high_level (Epic, Feature) and low_level. Deeper reads add
+/// sections: standard = hierarchy, activity, progress, recently_created, unparented,
+/// workload; deep (or full) adds blockers, files, staleness, tests. --section picks sections
+/// by name instead of a depth.
 #[derive(Debug, clap::Args)]
 pub struct ContextArgs {
-    /// Detail depth: brief (the only depth available)
+    /// Detail depth: brief (no sections), standard, deep or full (full is deep); default
+    /// from settings.context.default_depth (brief)
     #[arg(long, value_name = "DEPTH")]
     pub depth: Option<String>,
+
+    /// Include this section (repeatable or comma-separated; overrides the depth's sections):
+    /// hierarchy, activity, progress, recently_created, unparented, workload, blockers,
+    /// files, staleness, tests
+    #[arg(long, value_name = "NAME")]
+    pub section: Vec<String>,
+
+    /// History events in the activity section (default settings.context.activity_limit, 10)
+    #[arg(long, value_name = "N")]
+    pub activity_limit: Option<String>,
+
+    /// Days without an update after which active work is stale, and the activity window
+    /// (default settings.context.stale_threshold_days, 7)
+    #[arg(long, value_name = "DAYS")]
+    pub stale_threshold: Option<String>,
 
     /// Focus rows per section (default 10)
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -73,17 +93,9 @@ pub struct ContextArgs {
 /// Runs `pm context` and the read-output layer.
 ///
 /// # Errors
-/// `invalid_argument_value` for a depth other than brief, bad limits or filters;
+/// `invalid_argument_value` for an unknown depth or section, bad limits or filters;
 /// `item_not_found` for an unknown `--parent`; `invalid_query_cursor`; `not_in_project`.
 pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Finished> {
-    if let Some(depth) = args.depth.as_deref().filter(|d| d.trim() != "brief") {
-        return Err(Error::InvalidArgument {
-            field: "--depth".into(),
-            value: depth.into(),
-            reason: "only the brief depth is available: the optional context sections are not implemented".into(),
-            allowed: vec!["brief".into()],
-        });
-    }
     let explicit_limit = args
         .limit
         .as_deref()
@@ -108,6 +120,18 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     let tracker = ctx.tracker()?;
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
+    let defaults = loaded.settings.context();
+    let plan = context_sections::plan(args.depth.as_deref(), &args.section, &defaults)?;
+    let activity_limit = positive_or(
+        args.activity_limit.as_deref(),
+        "--activity-limit",
+        defaults.activity_limit,
+    )?;
+    let stale_threshold = positive_or(
+        args.stale_threshold.as_deref(),
+        "--stale-threshold",
+        defaults.stale_threshold_days,
+    )?;
     let mut query = Query {
         status: StatusFilter::NonTerminal,
         ..Query::default()
@@ -123,6 +147,10 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         ..args.filters.clone()
     }
     .apply(schema, &mut query)?;
+    let all_statuses = Query {
+        status: StatusFilter::All,
+        ..query.clone()
+    };
     let index = Index::open(&tracker, schema, index_options(ctx));
     let corpus = index
         .summaries(&Query::all(), &Sort::default_order())?
@@ -220,8 +248,8 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     let mut env = Map::new();
     env.insert("output_default".into(), json!("toon"));
     env.insert("now".into(), json!(now));
-    env.insert("depth".into(), json!("brief"));
-    env.insert("sections_included".into(), json!([]));
+    env.insert("depth".into(), json!(plan.depth.name()));
+    env.insert("sections_included".into(), json!(plan.sections));
     env.insert(
         "window".into(),
         json!({"anchor": now, "start": now, "end": null, "past": false, "from": null, "to": null}),
@@ -262,6 +290,21 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     if let Some(next) = page.next_cursor {
         env.insert("next_cursor".into(), json!(next));
     }
+    let section_args = context_sections::SectionArgs {
+        limit: limit as usize,
+        activity_limit: activity_limit as usize,
+        stale_threshold_days: stale_threshold,
+        now_ms,
+        all_statuses: &all_statuses,
+    };
+    env.extend(context_sections::build(
+        &plan,
+        &index,
+        &listed,
+        &corpus,
+        &in_scope,
+        &section_args,
+    )?);
     if args.explain_ranking {
         let baseline: Vec<&str> = focus.baseline.iter().map(|s| s.id.as_str()).collect();
         env.insert(

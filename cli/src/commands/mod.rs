@@ -11,6 +11,7 @@ mod close;
 mod comments;
 mod completions;
 mod context;
+mod context_sections;
 mod contracts;
 pub(crate) mod create;
 mod delete;

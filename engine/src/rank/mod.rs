@@ -8,3 +8,4 @@ pub mod next;
 pub mod packer;
 pub mod relevance;
 pub mod search;
+pub mod sections;
