@@ -22,10 +22,11 @@ fn ids(rows: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-const STANDARD: [&str; 6] = [
+const STANDARD: [&str; 7] = [
     "hierarchy",
     "activity",
     "progress",
+    "blockers",
     "recently_created",
     "unparented",
     "workload",
@@ -54,11 +55,11 @@ fn depths_select_sections_in_order() -> TestResult {
             "hierarchy",
             "activity",
             "progress",
+            "blockers",
             "recently_created",
             "unparented",
-            "workload",
-            "blockers",
             "files",
+            "workload",
             "staleness",
             "tests"
         ])
@@ -72,6 +73,27 @@ fn depths_select_sections_in_order() -> TestResult {
         .filter_map(|g| g["name"].as_str())
         .collect();
     assert_eq!(omitted, ["workspace_memory"]);
+    // Every other restore hint of a brief read brings its section back.
+    for group in brief["omission_receipt"]["omitted_field_groups"]
+        .as_array()
+        .ok_or("groups")?
+    {
+        let (Some(name), Some(restore)) = (group["name"].as_str(), group["restore_with"].as_str())
+        else {
+            continue;
+        };
+        if name == "workspace_memory" {
+            continue;
+        }
+        let mut args = vec!["context"];
+        args.extend(restore.split(' '));
+        args.push("--json");
+        let restored = json_of(&t, &args)?;
+        assert!(
+            restored.get(name).is_some(),
+            "{restore} does not restore {name}"
+        );
+    }
     Ok(())
 }
 

@@ -12,16 +12,17 @@ use crate::read::children::{is_container_type, parent_key};
 use crate::schema::RuntimeSchema;
 use crate::summary::{ItemSummary, StatusClass};
 
-/// Every section in pm's order (the order of `sections_included` and of the envelope keys).
+/// Every section in pm's order (the omission receipt's order, read-output §5.1), which is
+/// also the order of `sections_included` and of the envelope keys.
 pub const SECTIONS: [&str; 11] = [
     "hierarchy",
     "activity",
     "progress",
+    "blockers",
     "recently_created",
     "unparented",
-    "workload",
-    "blockers",
     "files",
+    "workload",
     "staleness",
     "tests",
     "workspace_memory",
@@ -32,13 +33,24 @@ pub const BUILT: [&str; 10] = [
     "hierarchy",
     "activity",
     "progress",
+    "blockers",
+    "recently_created",
+    "unparented",
+    "files",
+    "workload",
+    "staleness",
+    "tests",
+];
+
+/// The sections of `--depth standard`: those pm's omission receipt restores with it.
+const STANDARD: [&str; 7] = [
+    "hierarchy",
+    "activity",
+    "progress",
+    "blockers",
     "recently_created",
     "unparented",
     "workload",
-    "blockers",
-    "files",
-    "staleness",
-    "tests",
 ];
 
 /// A `context --depth`.
@@ -46,10 +58,10 @@ pub const BUILT: [&str; 10] = [
 pub enum ContextDepth {
     /// No optional sections (pm's default).
     Brief,
-    /// hierarchy, activity, progress, recently_created, unparented, workload.
+    /// hierarchy, activity, progress, blockers, recently_created, unparented, workload.
     Standard,
-    /// Standard plus blockers, files, staleness, tests (`full` adds workspace_memory in pm; we
-    /// treat `full` as deep).
+    /// Standard plus files, staleness, tests (`full` adds workspace_memory in pm; we treat
+    /// `full` as deep).
     Deep,
 }
 
@@ -78,15 +90,14 @@ impl ContextDepth {
 
     /// The sections of this depth, in pm's order, minus those a settings toggle turns off.
     pub fn sections(self, toggles: &BTreeMap<String, bool>) -> Vec<&'static str> {
-        let standard = 6;
-        let count = match self {
-            ContextDepth::Brief => 0,
-            ContextDepth::Standard => standard,
-            ContextDepth::Deep => BUILT.len(),
-        };
-        BUILT[..count]
+        BUILT
             .iter()
             .copied()
+            .filter(|s| match self {
+                ContextDepth::Brief => false,
+                ContextDepth::Standard => STANDARD.contains(s),
+                ContextDepth::Deep => true,
+            })
             .filter(|s| toggles.get(*s).copied().unwrap_or(true))
             .collect()
     }
