@@ -3,6 +3,7 @@
 mod test_bench_corpus;
 mod test_forgotten_files;
 mod test_history_corpus;
+mod test_history_heads;
 mod test_init_golden;
 mod test_item_corpus;
 mod test_item_props;

@@ -5,11 +5,12 @@
 
 use crate::digest::hash_bytes;
 use crate::source::SourceFile;
-use pm_engine::history::parse_stream;
+use pm_engine::history::{parse_stream, parse_stream_heads};
 use pm_engine::notice::Notice;
 use pm_engine::query::Source;
 use rusqlite::{Connection, ToSql};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::path::Path;
 
@@ -102,6 +103,38 @@ pub fn project_stream(
     let start = usize::try_from(from_len)
         .unwrap_or(usize::MAX)
         .min(bytes.len());
+    // Clean streams (all of them, normally) are read without building patch values; the full
+    // parser decides everything else, so errors and torn tails are reported exactly as before.
+    if let Some(read) = parse_stream_heads(&bytes[start..]) {
+        let events = read
+            .heads
+            .into_iter()
+            .zip(&read.spans)
+            .enumerate()
+            .map(|(i, (e, span))| EventRow {
+                line_offset: (start + span.start) as u64,
+                line_len: span.len() as u64,
+                stream: stream.clone(),
+                position: from_count + i as i64,
+                ts: e.ts.into_owned(),
+                author: e.author.into_owned(),
+                op: e.op.into_owned(),
+                agent_harness: e.agent_harness.map(Cow::into_owned),
+                agent_instance: e.agent_instance.map(Cow::into_owned),
+                message: e.message.map(Cow::into_owned),
+                patch_count: e.patch_len as i64,
+                entry_json: String::new(),
+            })
+            .collect::<Vec<_>>();
+        return StreamProjection {
+            entry_count: from_count + events.len() as i64,
+            events,
+            projected_len: bytes.len() as u64,
+            prefix_hash: hash_bytes(bytes),
+            error: None,
+            stream,
+        };
+    }
     match parse_stream(&bytes[start..], &stream, &file.abs) {
         Ok(read) => {
             let events = read

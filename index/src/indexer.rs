@@ -19,6 +19,10 @@ use std::sync::mpsc::sync_channel;
 
 /// Files parsed per batch: bounds memory while keeping both cores busy.
 const CHUNK: usize = 512;
+/// FTS5 pending-data limit during a full build (bytes).
+const BUILD_FTS_HASH: usize = 8 * 1024 * 1024;
+/// FTS5's default pending-data limit, restored for incremental upkeep.
+const DEFAULT_FTS_HASH: usize = 1024 * 1024;
 /// Files whose ctime lies this close before the build start are racily clean (ns).
 pub const RACY_WINDOW_NS: i64 = 1_000_000_000;
 
@@ -120,6 +124,12 @@ fn write_database(
         events: 0,
     };
     let tx = conn.transaction()?;
+    // FTS5 flushes its pending terms as a new segment whenever they exceed `hashsize`, and
+    // merges segments as they pile up: a larger buffer during the bulk load means far fewer
+    // segments and merges. The default is restored before commit, for later upkeep.
+    tx.execute_batch(&format!(
+        "INSERT INTO item_search (item_search, rank) VALUES ('hashsize', {BUILD_FTS_HASH});"
+    ))?;
     let mut totals = DigestTotals::default();
     std::thread::scope(|scope| -> rusqlite::Result<()> {
         let (send, receive) = sync_channel::<Vec<Projected>>(2);
@@ -148,6 +158,11 @@ fn write_database(
         }
         Ok(())
     })?;
+    tx.execute_batch(&format!(
+        "INSERT INTO item_search (item_search, rank) VALUES ('hashsize', {DEFAULT_FTS_HASH});"
+    ))?;
+    // The parsers are done: let SQLite's sorter use helper threads for the index builds.
+    tx.pragma_update(None, "threads", 2)?;
     for (_, sql) in &deferred {
         tx.execute_batch(sql)?;
     }

@@ -40,6 +40,9 @@ pub struct ItemRecord {
     pub docs: Vec<LinkRow>,
     /// Comment, note and learning texts, for full-text search.
     pub annotations: String,
+    /// The summary's light metadata as compact JSON (`items.light_json`), serialized by the
+    /// parallel parsers rather than the single writer.
+    pub light_json: String,
 }
 
 /// What a source file projects to.
@@ -107,17 +110,27 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
         racy: false,
         projection: Projection::Vanished,
     };
-    let Ok(meta) = std::fs::metadata(&file.abs) else {
+    // One open, then the signature from the open file and a read sized by it: the signature
+    // still precedes the read, so a concurrent write is caught by the next freshness check.
+    let Ok(mut handle) = std::fs::File::open(&file.abs) else {
+        return vanished(file);
+    };
+    let Ok(meta) = handle.metadata() else {
         return vanished(file);
     };
     if !meta.is_file() {
         return vanished(file);
     }
     let sig = Sig::of(&meta);
-    let bytes = std::fs::read(&file.abs).at(&file.abs);
-    let content_hash = bytes.as_deref().map_or(0, hash_bytes);
+    let mut buffer = Vec::with_capacity(usize::try_from(sig.size).unwrap_or(0).saturating_add(1));
+    let bytes = std::io::Read::read_to_end(&mut handle, &mut buffer)
+        .map(|_| buffer)
+        .at(&file.abs);
+    drop(handle);
+    let mut content_hash = None;
     let projection = match (file.kind, &file.item, bytes) {
         (SourceKind::Item, Some(item), Ok(bytes)) => {
+            content_hash = Some(hash_bytes(&bytes));
             match parse_item(&bytes, item.format, &item.path, &ctx.canon) {
                 Ok(doc) => Projection::Item(Box::new(item_record(&doc, item, ctx.schema))),
                 Err(err) => Projection::Unreadable(unreadable(item, &err)),
@@ -131,7 +144,14 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
             Projection::Unreadable(unreadable(item, &err))
         }
         (SourceKind::History, _, Ok(bytes)) => {
-            Projection::History(events::project_stream(&file, &bytes, 0, 0))
+            let stream = events::project_stream(&file, &bytes, 0, 0);
+            // A stream projected whole already hashed exactly these bytes.
+            content_hash = Some(if stream.projected_len == bytes.len() as u64 {
+                stream.prefix_hash
+            } else {
+                hash_bytes(&bytes)
+            });
+            Projection::History(stream)
         }
         (SourceKind::History, _, Err(_)) | (SourceKind::Item, None, _) => {
             return vanished(file);
@@ -141,7 +161,7 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
         racy: sig.ctime_ns >= ctx.racy_from_ns,
         file,
         sig,
-        content_hash,
+        content_hash: content_hash.unwrap_or(0),
         projection,
     }
 }
@@ -184,8 +204,10 @@ pub fn item_record(
             }
         }
     }
+    let summary = ItemSummary::from_item(doc, item, schema);
     ItemRecord {
-        summary: ItemSummary::from_item(doc, item, schema),
+        light_json: pm_engine::json::to_compact(&Value::Object(summary.light.clone())),
+        summary,
         body: doc.body.clone(),
         heavy: (!heavy.is_empty()).then(|| pm_engine::json::to_compact(&Value::Object(heavy))),
         files: links("files"),

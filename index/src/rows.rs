@@ -182,7 +182,6 @@ pub fn remove_source(
 fn insert_item(conn: &Connection, record: &ItemRecord) -> rusqlite::Result<i64> {
     let s = &record.summary;
     let c = &s.facts.counts;
-    let light = pm_engine::json::to_compact(&Value::Object(s.light.clone()));
     conn.prepare_cached(
         "INSERT INTO items (path, format, id, title, type, status, status_class, terminal,
              priority, parent, assignee, sprint, release, created_at, created_ms, updated_at,
@@ -233,7 +232,7 @@ fn insert_item(conn: &Connection, record: &ItemRecord) -> rusqlite::Result<i64> 
         c.tests,
         c.test_runs,
         i64::try_from(s.dependencies.len()).unwrap_or(i64::MAX),
-        light,
+        record.light_json,
     ])?;
     let key = conn.last_insert_rowid();
     let mut tag =

@@ -117,14 +117,14 @@ pub fn parse_stream(bytes: &[u8], id: &str, path: &Path) -> Result<StreamRead> {
     Ok(read)
 }
 
-struct RawLine<'a> {
-    offset: usize,
-    bytes: &'a [u8],
-    terminated: bool,
+pub(super) struct RawLine<'a> {
+    pub(super) offset: usize,
+    pub(super) bytes: &'a [u8],
+    pub(super) terminated: bool,
 }
 
 /// Splits on `\n`; the piece after a final `\n` is not a line.
-fn split_lines(bytes: &[u8]) -> Vec<RawLine<'_>> {
+pub(super) fn split_lines(bytes: &[u8]) -> Vec<RawLine<'_>> {
     let mut lines = Vec::new();
     let mut start = 0;
     while start < bytes.len() {
