@@ -31,6 +31,7 @@ mod test_list;
 mod test_machine_contract;
 mod test_mutations;
 mod test_not_in_project;
+mod test_rank_equivalence;
 mod test_rank_reads;
 mod test_read_output;
 mod test_read_output_props;

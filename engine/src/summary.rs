@@ -329,17 +329,23 @@ impl ItemSummary {
     /// is `no-active-blocker`) and every `blocked_by` dependency edge. Reverse `blocks` edges
     /// from other items are added by `query::Relations`.
     pub fn own_blockers(&self) -> impl Iterator<Item = &str> {
-        let scalar = self
-            .blocked_by
-            .as_deref()
-            .filter(|b| *b != NO_ACTIVE_BLOCKER);
-        scalar.into_iter().chain(
-            self.dependencies
-                .iter()
-                .filter(|d| d.kind == "blocked_by")
-                .map(|d| d.id.as_str()),
-        )
+        own_blockers_of(self.blocked_by.as_deref(), &self.dependencies)
     }
+}
+
+/// Returns the ids that block an item by its own data: the scalar `blocked_by` (unless it is
+/// `no-active-blocker`) and the target of every `blocked_by` edge in `dependencies`.
+pub fn own_blockers_of<'a>(
+    blocked_by: Option<&'a str>,
+    dependencies: &'a [DependencyRef],
+) -> impl Iterator<Item = &'a str> {
+    let scalar = blocked_by.filter(|b| *b != NO_ACTIVE_BLOCKER);
+    scalar.into_iter().chain(
+        dependencies
+            .iter()
+            .filter(|d| d.kind == "blocked_by")
+            .map(|d| d.id.as_str()),
+    )
 }
 
 /// Returns `metadata` without the heavy collections (pm's light tier), keeping key order.

@@ -18,6 +18,7 @@ pub mod graph;
 pub mod indexer;
 pub mod maintenance;
 pub mod project;
+pub mod rank;
 pub mod read;
 mod route;
 pub mod rows;
@@ -46,6 +47,7 @@ use std::time::Duration;
 pub use events::{EventPage, EventPosition, EventQuery, EventRow, EventSince};
 pub use indexer::{BuildProgress, BuildReport, ProgressFn};
 pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
+pub use rank::RankCorpus;
 pub use source::{item_ref, source_for};
 pub use totals::HistoryTotals;
 

@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 /// A WHERE clause and its arguments.
 #[derive(Clone, Debug, Default)]
 pub struct Clause {
-    sql: String,
-    args: Vec<SqlValue>,
+    pub(crate) sql: String,
+    pub(crate) args: Vec<SqlValue>,
 }
 
 impl Clause {
@@ -276,10 +276,13 @@ fn after_clause(sort: &Sort, anchor: &SortAnchor) -> Clause {
     }
 }
 
-const SUMMARY_COLUMNS: &str = "light_json, path, format, has_body, has_linked_command,
+pub(crate) const SUMMARY_COLUMNS: &str = "light_json, path, format, has_body, has_linked_command,
     n_comments, n_notes, n_learnings, n_files, n_docs, n_tests, n_test_runs";
 
-fn summary_row(r: &rusqlite::Row<'_>, schema: &RuntimeSchema) -> rusqlite::Result<ItemSummary> {
+pub(crate) fn summary_row(
+    r: &rusqlite::Row<'_>,
+    schema: &RuntimeSchema,
+) -> rusqlite::Result<ItemSummary> {
     let light: String = r.get(0)?;
     let light: Map<String, Value> = serde_json::from_str(&light).map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))

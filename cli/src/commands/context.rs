@@ -3,9 +3,10 @@
 //! of deeper reads (`context_sections`), paged with query cursors and finished by the
 //! read-output layer.
 
-use pm_engine::query::{Query, Relations, Sort, StatusFilter};
+use pm_engine::query::{Query, StatusFilter};
 use pm_engine::rank::context::focus;
 use pm_engine::rank::critical::is_in_progress;
+use pm_engine::rank::item::{RankItem, blockers, blocking_relations};
 use pm_engine::rank::next::Hierarchy;
 use pm_engine::rank::relevance::{MODEL, SignalContext};
 use pm_engine::schema::load;
@@ -18,7 +19,7 @@ use super::agenda::agenda;
 use super::context_sections;
 use super::next::{budget_or, positive_or};
 use super::rank_filters::ItemFilterArgs;
-use super::rank_rows::{focus_row, packing_json, ranking_json, subtree};
+use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
 use crate::ctx::Ctx;
 use crate::progress::index_options;
 use crate::read_output::{
@@ -152,27 +153,18 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         ..query.clone()
     };
     let index = Index::open(&tracker, schema, index_options(ctx));
-    let corpus = index
-        .summaries(&Query::all(), &Sort::default_order())?
-        .items;
-    let listed_all = query.filter(&corpus);
+    let corpus = index.rank_corpus(&query)?;
     // pm reads its clock twice before `now` (list and calendar); keep the same instant.
     ctx.clock.now_ms();
     ctx.clock.now_ms();
     let now_ms = ctx.clock.now_ms();
     let now = pm_engine::clock::format_iso_ms(now_ms);
-    let scope = match parent {
-        Some(p) => {
-            Some(subtree(&corpus, p).ok_or_else(|| Error::ItemNotFound { id: p.to_owned() })?)
-        }
-        None => None,
+    let hierarchy = match parent {
+        Some(_) => Hierarchy::new(&corpus.items),
+        None => Hierarchy::default(),
     };
-    let in_scope = |s: &ItemSummary| {
-        scope
-            .as_ref()
-            .is_none_or(|ids| ids.contains(&s.id.to_lowercase()))
-    };
-    let listed: Vec<&ItemSummary> = listed_all.into_iter().filter(|s| in_scope(s)).collect();
+    let scope = Scope::of(&corpus.items, &hierarchy, parent)?;
+    let listed = scope.select(&corpus.items, &corpus.matches);
     let author = ctx
         .author
         .clone()
@@ -186,9 +178,9 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
 
     let bounded = args.limit.is_some()
         || args.after.is_some()
-        || corpus.len() >= SCALE_THRESHOLD
+        || corpus.items.len() >= SCALE_THRESHOLD
         || resolved_intent.is_some();
-    let ids: Vec<&str> = focus.active.iter().map(|s| s.id.as_str()).collect();
+    let ids: Vec<&str> = focus.active.iter().map(|s| &*s.id).collect();
     let fingerprint = query_fingerprint("context", &fingerprint_options(args));
     let page = if bounded {
         paginate(&ids, args.after.as_deref(), &fingerprint, limit as usize)?
@@ -196,12 +188,40 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         paginate(&ids, None, &fingerprint, ids.len())?
     };
     let page_items = &focus.active[page.start..page.end];
-    let relations = Relations::from_summaries(&corpus);
+    let cap = if bounded {
+        page_items.len()
+    } else {
+        limit as usize
+    };
+    let is_high = |s: &&RankItem| HIGH_LEVEL_TYPES.contains(&&*s.item_type);
+    let high_items: Vec<&RankItem> = page_items
+        .iter()
+        .copied()
+        .filter(is_high)
+        .take(cap)
+        .collect();
+    let low_items: Vec<&RankItem> = (page_items.iter().copied())
+        .filter(|s| !is_high(s))
+        .take(cap)
+        .collect();
+    let fallback_used = focus.active.is_empty();
+    let fallback_items: Vec<&RankItem> = if fallback_used {
+        focus.blocked.iter().copied().take(limit as usize).collect()
+    } else {
+        Vec::new()
+    };
+    let agenda_items = agenda_rows(&corpus.items, &scope, now_ms, limit as usize);
+    let shown: Vec<&RankItem> = (high_items.iter().chain(&low_items))
+        .chain(&fallback_items)
+        .chain(&agenda_items)
+        .copied()
+        .collect();
+    let details = Details::fetch(&index, &corpus, &shown)?;
+    let relations = blocking_relations(&corpus.items);
     let no_rollup = Hierarchy::default();
-    let row = |s: &&ItemSummary| {
-        let mut r = focus_row(s, &no_rollup, schema);
-        let open: Vec<String> = relations
-            .blockers(s)
+    let row = |s: &&RankItem| {
+        let mut r = focus_row(details.get(s)?, &no_rollup, schema);
+        let open: Vec<String> = blockers(&relations, s)
             .into_iter()
             .filter(|b| !relations.is_terminal_id(b))
             .collect();
@@ -209,32 +229,21 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
             r.insert("blocked".into(), json!(true));
             r.insert("blocker_ids".into(), json!(open));
         }
-        Value::Object(r)
+        Some(Value::Object(r))
     };
-    let cap = if bounded {
-        page_items.len()
-    } else {
-        limit as usize
-    };
-    let high: Vec<Value> = page_items
+    let high: Vec<Value> = high_items.iter().filter_map(row).collect();
+    let low: Vec<Value> = low_items.iter().filter_map(row).collect();
+    let fallback: Vec<Value> = fallback_items.iter().filter_map(row).collect();
+    let agenda_corpus: Vec<ItemSummary> = agenda_items
         .iter()
-        .filter(|s| HIGH_LEVEL_TYPES.contains(&s.item_type.as_str()))
-        .take(cap)
-        .map(row)
+        .filter_map(|s| details.get(s).cloned())
         .collect();
-    let low: Vec<Value> = page_items
-        .iter()
-        .filter(|s| !HIGH_LEVEL_TYPES.contains(&s.item_type.as_str()))
-        .take(cap)
-        .map(row)
-        .collect();
-    let fallback_used = focus.active.is_empty();
-    let fallback: Vec<Value> = if fallback_used {
-        focus.blocked.iter().take(limit as usize).map(row).collect()
-    } else {
-        Vec::new()
-    };
-    let agenda = agenda(&corpus, now_ms, limit as usize, &in_scope);
+    let agenda = agenda(
+        &agenda_corpus,
+        now_ms,
+        limit as usize,
+        &|s: &ItemSummary| scope.contains(&s.id),
+    );
     let in_progress = page_items
         .iter()
         .filter(|s| is_in_progress(&s.status, schema))
@@ -306,7 +315,7 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         &section_args,
     )?);
     if args.explain_ranking {
-        let baseline: Vec<&str> = focus.baseline.iter().map(|s| s.id.as_str()).collect();
+        let baseline: Vec<&str> = focus.baseline.iter().map(|s| &*s.id).collect();
         env.insert(
             "ranking".into(),
             ranking_json(&focus.ranking, MODEL, &baseline),
@@ -322,6 +331,34 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     meta.intent = resolved_intent;
     let format = ctx.read_output.resolve_format(ctx.format, args.format);
     finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+}
+
+/// Returns the rows that can give one of the first `limit` agenda events, in corpus order:
+/// non-terminal rows in scope with reminders or scheduled events, and the `limit` earliest
+/// upcoming deadlines of the others (the agenda orders events by time, then item id).
+fn agenda_rows<'a>(
+    corpus: &'a [RankItem],
+    scope: &Scope,
+    now_ms: i64,
+    limit: usize,
+) -> Vec<&'a RankItem> {
+    let eligible = |s: &RankItem| !s.is_terminal() && scope.contains(&s.id);
+    let mut deadlines: Vec<(i64, &str, usize)> = corpus
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.has_schedule && eligible(s))
+        .filter_map(|(i, s)| Some((s.deadline_ms.filter(|ms| *ms >= now_ms)?, &*s.id, i)))
+        .collect();
+    deadlines.sort_unstable();
+    deadlines.truncate(limit);
+    let mut keep: Vec<usize> = deadlines.into_iter().map(|(_, _, i)| i).collect();
+    keep.extend(
+        (corpus.iter().enumerate())
+            .filter(|(_, s)| s.has_schedule && eligible(s))
+            .map(|(i, _)| i),
+    );
+    keep.sort_unstable();
+    keep.into_iter().map(|i| &corpus[i]).collect()
 }
 
 /// The query-semantic options of a context read (its filters and budget), for the cursor.

@@ -1,7 +1,8 @@
 //! `pm next`: the recommended item with its reasons, the ranked ready queue, decisions, the
 //! blocked queue and work held by others (engine `rank::next`), through the read-output layer.
 
-use pm_engine::query::{Query, Sort, StatusFilter};
+use pm_engine::query::{Query, StatusFilter};
+use pm_engine::rank::item::RankItem;
 use pm_engine::rank::next::{Actionable, Hierarchy, NextOptions, compute, reasons};
 use pm_engine::rank::relevance::MODEL;
 use pm_engine::schema::load;
@@ -10,7 +11,7 @@ use pm_index::Index;
 use serde_json::{Map, Value, json};
 
 use super::rank_filters::ItemFilterArgs;
-use super::rank_rows::{focus_row, packing_json, ranking_json, subtree};
+use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
 use crate::ctx::Ctx;
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read, intent};
@@ -95,15 +96,19 @@ pub fn budget_or(raw: Option<&str>, fallback: u64) -> Result<u64> {
         })
 }
 
+/// Returns the rows of `list` (ranks from 1), for the first `n` entries.
 fn rows(
     list: &[Actionable<'_>],
+    n: usize,
+    details: &Details,
     hierarchy: &Hierarchy<'_>,
-    ctx_schema: &pm_engine::schema::RuntimeSchema,
+    schema: &pm_engine::schema::RuntimeSchema,
 ) -> Vec<Map<String, Value>> {
     list.iter()
+        .take(n)
         .enumerate()
-        .map(|(i, e)| {
-            let mut row = focus_row(e.item, hierarchy, ctx_schema);
+        .filter_map(|(i, e)| {
+            let mut row = focus_row(details.get(e.item)?, hierarchy, schema);
             row.insert("open_blocker_count".into(), json!(e.open_blockers.len()));
             let blockers: Vec<Value> = e
                 .open_blockers
@@ -113,7 +118,7 @@ fn rows(
             row.insert("blockers".into(), Value::Array(blockers));
             row.insert("unblocks".into(), json!(e.unblocks));
             row.insert("rank".into(), json!(i + 1));
-            row
+            Some(row)
         })
         .collect()
 }
@@ -159,24 +164,10 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     };
     scoped.apply(schema, &mut query)?;
     let index = Index::open(&tracker, schema, index_options(ctx));
-    let corpus = index
-        .summaries(&Query::all(), &Sort::default_order())?
-        .items;
-    let candidates_all = query.filter(&corpus);
-    let scope = match parent {
-        Some(p) => {
-            Some(subtree(&corpus, p).ok_or_else(|| Error::ItemNotFound { id: p.to_owned() })?)
-        }
-        None => None,
-    };
-    let candidates: Vec<&_> = candidates_all
-        .into_iter()
-        .filter(|s| {
-            scope
-                .as_ref()
-                .is_none_or(|ids| ids.contains(&s.id.to_lowercase()))
-        })
-        .collect();
+    let corpus = index.rank_corpus(&query)?;
+    let hierarchy = Hierarchy::new(&corpus.items);
+    let scope = Scope::of(&corpus.items, &hierarchy, parent)?;
+    let candidates = scope.select(&corpus.items, &corpus.matches);
     let caller = args
         .filters
         .assignee
@@ -191,21 +182,35 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
         token_budget,
         include_decisions: args.include_decisions,
     };
-    let report = compute(&candidates, &corpus, schema, &opts);
-    let hierarchy = Hierarchy::new(&corpus);
+    let report = compute(&candidates, &corpus.items, &hierarchy, schema, &opts);
 
-    let ready_rows = rows(&report.ready, &hierarchy, schema);
-    let blocked_rows = rows(&report.blocked, &hierarchy, schema);
-    let decision_rows = rows(&report.decisions, &hierarchy, schema);
-    let recommended = report.ready.first().map(|e| {
-        let mut row = ready_rows[0].clone();
-        row.insert(
-            "reasons".into(),
-            json!(reasons(e, schema, now_ms, report.completed_container)),
-        );
-        Value::Object(row)
-    });
     let lim = limit as usize;
+    let blocked_shown = if ready_only {
+        0
+    } else {
+        blocked_limit as usize
+    };
+    let shown: Vec<&RankItem> = (report.ready.iter().take(lim + 1))
+        .chain(report.decisions.iter().take(lim))
+        .chain(report.blocked.iter().take(blocked_shown))
+        .map(|e| e.item)
+        .collect();
+    let details = Details::fetch(&index, &corpus, &shown)?;
+    let ready_rows = rows(&report.ready, lim + 1, &details, &hierarchy, schema);
+    let blocked_rows = rows(&report.blocked, blocked_shown, &details, &hierarchy, schema);
+    let decision_rows = rows(&report.decisions, lim, &details, &hierarchy, schema);
+    let recommended = report
+        .ready
+        .first()
+        .zip(ready_rows.first())
+        .map(|(e, row)| {
+            let mut row = row.clone();
+            row.insert(
+                "reasons".into(),
+                json!(reasons(e, schema, now_ms, report.completed_container)),
+            );
+            Value::Object(row)
+        });
     let take = |rows: &[Map<String, Value>], skip: usize, n: usize| -> Value {
         Value::Array(
             rows.iter()
@@ -286,7 +291,7 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     if args.explain_ranking {
         let mut baseline: Vec<&str> = vec![""; report.ranking.ranked.len()];
         for (r, e) in report.ranking.ranked.iter().zip(&report.ready) {
-            baseline[r.index] = e.item.id.as_str();
+            baseline[r.index] = &e.item.id;
         }
         env.insert(
             "ranking".into(),

@@ -1,13 +1,16 @@
 //! Rows and explanations shared by `context` and `next`: the focus row with its child rollup,
-//! `--parent` subtree scoping, and the `ranking`/`packing` objects of `--explain-ranking`.
+//! the `--parent` scope, and the `ranking`/`packing` objects of `--explain-ranking`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use pm_engine::rank::item::RankItem;
 use pm_engine::rank::next::Hierarchy;
 use pm_engine::rank::packer::Packing;
 use pm_engine::rank::relevance::Ranking;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::ItemSummary;
+use pm_engine::{Error, Result};
+use pm_index::{Index, RankCorpus};
 use serde_json::{Map, Value, json};
 
 fn number(v: f64) -> Value {
@@ -56,12 +59,15 @@ pub fn focus_row(
 
 /// Returns the lowercase ids of `parent` and its descendants, or `None` when no item has
 /// that id.
-pub fn subtree(corpus: &[ItemSummary], parent: &str) -> Option<BTreeSet<String>> {
+fn subtree(
+    corpus: &[RankItem],
+    hierarchy: &Hierarchy<'_>,
+    parent: &str,
+) -> Option<BTreeSet<String>> {
     let target = parent.trim().to_lowercase();
     let anchor = corpus
         .iter()
         .find(|s| s.id.trim().to_lowercase() == target)?;
-    let hierarchy = Hierarchy::new(corpus);
     let mut ids: BTreeSet<String> = hierarchy
         .descendants(&anchor.id)
         .iter()
@@ -69,6 +75,83 @@ pub fn subtree(corpus: &[ItemSummary], parent: &str) -> Option<BTreeSet<String>>
         .collect();
     ids.insert(anchor.id.trim().to_lowercase());
     Some(ids)
+}
+
+/// The summaries of the rows a command prints, by ranking-row key.
+#[derive(Clone, Debug, Default)]
+pub struct Details {
+    by_key: BTreeMap<i64, ItemSummary>,
+}
+
+impl Details {
+    /// Fetches the summaries of `rows` of `corpus`.
+    ///
+    /// # Errors
+    /// As `Index::rank_details`.
+    pub fn fetch(index: &Index<'_>, corpus: &RankCorpus, rows: &[&RankItem]) -> Result<Details> {
+        let mut wanted: Vec<&RankItem> = Vec::with_capacity(rows.len());
+        let mut seen = BTreeSet::new();
+        for r in rows {
+            if seen.insert(r.key) {
+                wanted.push(r);
+            }
+        }
+        let found = index.rank_details(corpus, &wanted)?;
+        let by_key = wanted
+            .iter()
+            .zip(found)
+            .filter_map(|(r, s)| s.map(|s| (r.key, s)))
+            .collect();
+        Ok(Details { by_key })
+    }
+
+    /// Returns the summary of a row (`None` only when its file vanished during the read).
+    pub fn get(&self, row: &RankItem) -> Option<&ItemSummary> {
+        self.by_key.get(&row.key)
+    }
+}
+
+/// The `--parent` scope of `context` and `next`: the parent and its descendants.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    ids: Option<BTreeSet<String>>,
+}
+
+impl Scope {
+    /// Returns the scope of `parent` (everything when `None`).
+    ///
+    /// # Errors
+    /// `item_not_found` when no item has the id `parent`.
+    pub fn of(
+        corpus: &[RankItem],
+        hierarchy: &Hierarchy<'_>,
+        parent: Option<&str>,
+    ) -> Result<Scope> {
+        let ids = match parent {
+            Some(p) => Some(
+                subtree(corpus, hierarchy, p)
+                    .ok_or_else(|| Error::ItemNotFound { id: p.to_owned() })?,
+            ),
+            None => None,
+        };
+        Ok(Scope { ids })
+    }
+
+    /// Returns true when the item with this id is in scope.
+    pub fn contains(&self, id: &str) -> bool {
+        self.ids
+            .as_ref()
+            .is_none_or(|ids| ids.contains(&id.to_lowercase()))
+    }
+
+    /// Returns the rows at `positions` of `corpus` that are in scope, in that order.
+    pub fn select<'a>(&self, corpus: &'a [RankItem], positions: &[usize]) -> Vec<&'a RankItem> {
+        positions
+            .iter()
+            .map(|&i| &corpus[i])
+            .filter(|s| self.contains(&s.id))
+            .collect()
+    }
 }
 
 /// Returns the `ranking` explanation: model, available signals and per-item rank, baseline

@@ -1,7 +1,7 @@
 //! Cross-item facts that some filters need: which ids are terminal (a blocker is resolved only
 //! when its target is terminal), reverse `blocks` edges, and reverse hierarchy edges.
 
-use crate::summary::ItemSummary;
+use crate::summary::{DependencyRef, ItemSummary};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Dependency kinds on an item that name its parent (`{id: P, kind}` means P is the parent).
@@ -25,25 +25,30 @@ impl Relations {
     pub fn from_summaries<'a>(items: impl IntoIterator<Item = &'a ItemSummary>) -> Relations {
         let mut rel = Relations::default();
         for item in items {
-            if item.is_terminal() {
-                rel.terminal_ids.insert(item.id.clone());
-            }
-            for dep in &item.dependencies {
-                if dep.kind == "blocks" {
-                    rel.blocked_by_reverse
-                        .entry(dep.id.clone())
-                        .or_default()
-                        .insert(item.id.clone());
-                }
-                if CHILD_KINDS.contains(&dep.kind.as_str()) {
-                    rel.parents_by_child_edge
-                        .entry(dep.id.clone())
-                        .or_default()
-                        .insert(item.id.clone());
-                }
-            }
+            rel.insert(&item.id, item.is_terminal(), &item.dependencies);
         }
         rel
+    }
+
+    /// Adds one item: its id, whether it is terminal, and its dependency edges.
+    pub fn insert(&mut self, id: &str, terminal: bool, dependencies: &[DependencyRef]) {
+        if terminal {
+            self.terminal_ids.insert(id.to_owned());
+        }
+        for dep in dependencies {
+            if dep.kind == "blocks" {
+                self.blocked_by_reverse
+                    .entry(dep.id.clone())
+                    .or_default()
+                    .insert(id.to_owned());
+            }
+            if CHILD_KINDS.contains(&dep.kind.as_str()) {
+                self.parents_by_child_edge
+                    .entry(dep.id.clone())
+                    .or_default()
+                    .insert(id.to_owned());
+            }
+        }
     }
 
     /// Returns true when some item with this id is terminal (a resolved blocker).
@@ -54,8 +59,18 @@ impl Relations {
     /// Returns every blocker id of `item`: its own (scalar `blocked_by`, `blocked_by` edges)
     /// and the items that declare a `blocks` edge to it; sorted, without duplicates.
     pub fn blockers(&self, item: &ItemSummary) -> BTreeSet<String> {
-        let mut out: BTreeSet<String> = item.own_blockers().map(str::to_string).collect();
-        if let Some(reverse) = self.blocked_by_reverse.get(&item.id) {
+        self.blockers_of(&item.id, item.own_blockers())
+    }
+
+    /// Returns every blocker id of the item `id` whose own blockers are `own`, plus the items
+    /// that declare a `blocks` edge to it; sorted, without duplicates.
+    pub fn blockers_of<'a>(
+        &self,
+        id: &str,
+        own: impl Iterator<Item = &'a str>,
+    ) -> BTreeSet<String> {
+        let mut out: BTreeSet<String> = own.map(str::to_string).collect();
+        if let Some(reverse) = self.blocked_by_reverse.get(id) {
             out.extend(reverse.iter().cloned());
         }
         out

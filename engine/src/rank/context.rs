@@ -3,21 +3,21 @@
 //! an active status form the focus list, those with a blocked status the blocked list.
 
 use crate::rank::critical::compare_critical;
+use crate::rank::item::RankItem;
 use crate::rank::next::candidates_of;
 use crate::rank::packer::{self, Packing};
 use crate::rank::relevance::{Ranking, SignalContext, derive_signals, score};
 use crate::schema::{RuntimeSchema, StatusRole};
-use crate::summary::ItemSummary;
 
 /// The ranked focus of a context read.
 #[derive(Clone, Debug)]
 pub struct Focus<'a> {
     /// The candidates in critical (baseline) order.
-    pub baseline: Vec<&'a ItemSummary>,
+    pub baseline: Vec<&'a RankItem>,
     /// Packed items with an active status, in relevance order.
-    pub active: Vec<&'a ItemSummary>,
+    pub active: Vec<&'a RankItem>,
     /// Packed items with a blocked status, in relevance order.
-    pub blocked: Vec<&'a ItemSummary>,
+    pub blocked: Vec<&'a RankItem>,
     /// The relevance ranking of `baseline`.
     pub ranking: Ranking,
     /// The packer's selection.
@@ -26,12 +26,12 @@ pub struct Focus<'a> {
 
 /// Ranks and packs the non-terminal `listed` items.
 pub fn focus<'a>(
-    listed: &[&'a ItemSummary],
+    listed: &[&'a RankItem],
     schema: &RuntimeSchema,
     ctx: &SignalContext<'_>,
     token_budget: u64,
 ) -> Focus<'a> {
-    let mut baseline: Vec<&ItemSummary> = listed.to_vec();
+    let mut baseline: Vec<&RankItem> = listed.to_vec();
     baseline.sort_by(|a, b| compare_critical(a, b, schema));
     let ranking = score(&derive_signals(&baseline, ctx));
     let packing = packer::pack(
@@ -44,13 +44,13 @@ pub fn focus<'a>(
         .iter()
         .map(|p| p.candidate.id.as_str())
         .collect();
-    let ranked: Vec<&ItemSummary> = ranking
+    let ranked: Vec<&RankItem> = ranking
         .ranked
         .iter()
         .map(|r| baseline[r.index])
-        .filter(|s| included.contains(s.id.as_str()))
+        .filter(|s| included.contains(&*s.id))
         .collect();
-    let has = |s: &ItemSummary, role| {
+    let has = |s: &RankItem, role| {
         schema.statuses.has_role(
             schema.statuses.resolve(&s.status).unwrap_or(&s.status),
             role,

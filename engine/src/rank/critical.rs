@@ -4,9 +4,9 @@
 use std::cmp::Ordering;
 
 use crate::collate::locale_compare;
+use crate::rank::item::RankItem;
 use crate::schema::RuntimeSchema;
 use crate::schema::StatusRole;
-use crate::summary::ItemSummary;
 use crate::timestamp::compare_timestamp_strings;
 
 /// Returns the status rank: in progress 0, open 1, blocked 2, draft 3, another active status 4,
@@ -60,7 +60,7 @@ fn sortable(ms: Option<i64>) -> String {
 }
 
 /// Compares two items by criticality (pm's `compareCriticalItems`).
-pub fn compare_critical(a: &ItemSummary, b: &ItemSummary, schema: &RuntimeSchema) -> Ordering {
+pub fn compare_critical(a: &RankItem, b: &RankItem, schema: &RuntimeSchema) -> Ordering {
     status_rank(&a.status, schema)
         .cmp(&status_rank(&b.status, schema))
         .then(a.priority.cmp(&b.priority))

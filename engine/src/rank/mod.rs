@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod critical;
+pub mod item;
 pub mod next;
 pub mod packer;
 pub mod relevance;

@@ -4,12 +4,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::query::Relations;
 use crate::rank::critical::{compare_critical, is_in_progress};
+use crate::rank::item::{RankItem, blockers, blocking_relations};
 use crate::rank::packer::{self, Candidate, Packing};
 use crate::rank::relevance::{Ranking, SignalContext, derive_signals, score};
 use crate::schema::RuntimeSchema;
-use crate::summary::{ItemSummary, StatusClass};
+use crate::summary::StatusClass;
 
 /// An open blocker of an item.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub struct BlockerRef {
 #[derive(Clone, Debug)]
 pub struct Actionable<'a> {
     /// The item.
-    pub item: &'a ItemSummary,
+    pub item: &'a RankItem,
     /// Unresolved blockers (targets that are not terminal; unknown ids stay blocking).
     pub open_blockers: Vec<BlockerRef>,
     /// Non-terminal items that name this item as a blocker.
@@ -36,13 +36,13 @@ pub struct Actionable<'a> {
 /// Parent → direct children (scalar `parent`) and descendant queries over a corpus.
 #[derive(Clone, Debug, Default)]
 pub struct Hierarchy<'a> {
-    children: BTreeMap<&'a str, Vec<&'a ItemSummary>>,
+    children: BTreeMap<&'a str, Vec<&'a RankItem>>,
 }
 
 impl<'a> Hierarchy<'a> {
     /// Indexes `corpus` by parent id.
-    pub fn new(corpus: &'a [ItemSummary]) -> Hierarchy<'a> {
-        let mut children: BTreeMap<&str, Vec<&ItemSummary>> = BTreeMap::new();
+    pub fn new(corpus: &'a [RankItem]) -> Hierarchy<'a> {
+        let mut children: BTreeMap<&str, Vec<&RankItem>> = BTreeMap::new();
         for item in corpus {
             if let Some(p) = item.parent.as_deref() {
                 children.entry(p).or_default().push(item);
@@ -57,16 +57,16 @@ impl<'a> Hierarchy<'a> {
     }
 
     /// Returns every descendant of `id` (depth first, each once).
-    pub fn descendants(&self, id: &str) -> Vec<&'a ItemSummary> {
+    pub fn descendants(&self, id: &str) -> Vec<&'a RankItem> {
         let mut out = Vec::new();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         seen.insert(id);
         let mut stack: Vec<&str> = vec![id];
         while let Some(current) = stack.pop() {
             for child in self.children.get(current).into_iter().flatten() {
-                if seen.insert(child.id.as_str()) {
+                if seen.insert(&child.id) {
                     out.push(*child);
-                    stack.push(child.id.as_str());
+                    stack.push(&child.id);
                 }
             }
         }
@@ -110,29 +110,30 @@ pub struct NextReport<'a> {
     pub packing: Packing,
 }
 
-fn blocker_ref(id: &str, by_id: &BTreeMap<&str, &ItemSummary>) -> BlockerRef {
+fn blocker_ref(id: &str, by_id: &BTreeMap<&str, &RankItem>) -> BlockerRef {
     let item = by_id.get(id);
     BlockerRef {
         id: id.to_owned(),
-        title: item.map(|i| i.title.clone()),
-        status: item.map(|i| i.status.clone()),
+        title: item.map(|i| i.title.to_string()),
+        status: item.map(|i| i.status.to_string()),
     }
 }
 
-/// Classifies `candidates` against the whole `corpus` and ranks the ready queue.
+/// Classifies `candidates` against the whole `corpus` (whose `hierarchy` is given) and ranks
+/// the ready queue.
 pub fn compute<'a>(
-    candidates: &[&'a ItemSummary],
-    corpus: &'a [ItemSummary],
+    candidates: &[&'a RankItem],
+    corpus: &'a [RankItem],
+    hierarchy: &Hierarchy<'a>,
     schema: &RuntimeSchema,
     opts: &NextOptions,
 ) -> NextReport<'a> {
-    let relations = Relations::from_summaries(corpus);
-    let hierarchy = Hierarchy::new(corpus);
-    let by_id: BTreeMap<&str, &ItemSummary> = corpus.iter().map(|s| (s.id.as_str(), s)).collect();
+    let relations = blocking_relations(corpus);
+    let by_id: BTreeMap<&str, &RankItem> = corpus.iter().map(|s| (&*s.id, s)).collect();
     let mut unblocks: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for item in corpus.iter().filter(|s| !s.is_terminal()) {
-        for b in relations.blockers(item) {
-            unblocks.entry(b).or_default().push(item.id.clone());
+        for b in blockers(&relations, item) {
+            unblocks.entry(b).or_default().push(item.id.to_string());
         }
     }
     for ids in unblocks.values_mut() {
@@ -157,15 +158,14 @@ pub fn compute<'a>(
             containers += 1;
             continue;
         }
-        let open_blockers: Vec<BlockerRef> = relations
-            .blockers(item)
+        let open_blockers: Vec<BlockerRef> = blockers(&relations, item)
             .iter()
             .filter(|b| !relations.is_terminal_id(b))
             .map(|b| blocker_ref(b, &by_id))
             .collect();
         let entry = Actionable {
             item,
-            unblocks: unblocks.get(&item.id).cloned().unwrap_or_default(),
+            unblocks: unblocks.get(&*item.id).cloned().unwrap_or_default(),
             open_blockers,
         };
         if entry.open_blockers.is_empty() && item.status_class != StatusClass::Blocked {
@@ -176,13 +176,13 @@ pub fn compute<'a>(
     }
     let (decisions, agent): (Vec<_>, Vec<_>) = ready
         .into_iter()
-        .partition(|e| !opts.include_decisions && e.item.item_type == "Decision");
+        .partition(|e| !opts.include_decisions && &*e.item.item_type == "Decision");
     let mut held = Vec::new();
     let mut available = Vec::new();
     for e in agent {
         match e.item.assignee.as_deref().map(str::trim) {
             Some(a) if !a.is_empty() && a != opts.caller => {
-                held.push((e.item.id.clone(), a.to_owned()))
+                held.push((e.item.id.to_string(), a.to_owned()))
             }
             _ => available.push(e),
         }
@@ -207,7 +207,7 @@ pub fn compute<'a>(
     } else {
         concrete
     };
-    let items: Vec<&ItemSummary> = structural.iter().map(|e| e.item).collect();
+    let items: Vec<&RankItem> = structural.iter().map(|e| e.item).collect();
     let ctx = SignalContext {
         schema,
         now_ms: opts.now_ms,
@@ -241,18 +241,18 @@ pub fn compute<'a>(
 }
 
 /// Returns the packer candidates of ranked items (cluster = parent, else type).
-pub fn candidates_of(items: &[&ItemSummary], ranking: &Ranking) -> Vec<Candidate> {
+pub fn candidates_of(items: &[&RankItem], ranking: &Ranking) -> Vec<Candidate> {
     ranking
         .ranked
         .iter()
         .map(|r| {
             let s = items[r.index];
             Candidate {
-                id: s.id.clone(),
+                id: s.id.to_string(),
                 rank: r.rank,
                 score: r.score,
                 costs: costs(s),
-                cluster: s.parent.clone().unwrap_or_else(|| s.item_type.clone()),
+                cluster: s.parent.as_deref().unwrap_or(&s.item_type).to_owned(),
                 required: false,
             }
         })
@@ -260,14 +260,14 @@ pub fn candidates_of(items: &[&ItemSummary], ranking: &Ranking) -> Vec<Candidate
 }
 
 /// Returns the identity, summary and full token costs of an item (compact JSON estimates).
-pub fn costs(s: &ItemSummary) -> [u64; 3] {
+pub fn costs(s: &RankItem) -> [u64; 3] {
     use serde_json::{Map, Value, json};
     let mut identity = Map::new();
     identity.insert("id".into(), json!(s.id));
     identity.insert("title".into(), json!(s.title));
     let mut summary = identity.clone();
-    summary.insert("type".into(), json!(s.item_type));
-    summary.insert("status".into(), json!(s.status));
+    summary.insert("type".into(), json!(&*s.item_type));
+    summary.insert("status".into(), json!(&*s.status));
     summary.insert("priority".into(), json!(s.priority));
     if let Some(p) = &s.parent {
         summary.insert("parent".into(), json!(p));
@@ -276,7 +276,7 @@ pub fn costs(s: &ItemSummary) -> [u64; 3] {
         |m: Map<String, Value>| packer::json_tokens(&crate::json::to_compact(&Value::Object(m)));
     let identity_cost = t(identity);
     let summary_cost = t(summary).max(identity_cost);
-    let full = t(s.light.clone()).max(summary_cost);
+    let full = packer::byte_tokens(s.light_len).max(summary_cost);
     [identity_cost, summary_cost, full]
 }
 

@@ -221,7 +221,12 @@ pub fn pack(candidates: &[Candidate], budget: u64, profile: Profile) -> Packing 
 
 /// Returns pm's token estimate of a JSON value's text: `max(1, ceil(utf8_bytes / 4))`.
 pub fn json_tokens(compact_json: &str) -> u64 {
-    (compact_json.len() as u64).div_ceil(4).max(1)
+    byte_tokens(compact_json.len())
+}
+
+/// Returns pm's token estimate of a JSON text of `bytes` UTF-8 bytes.
+pub fn byte_tokens(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(4).max(1)
 }
 
 #[cfg(test)]

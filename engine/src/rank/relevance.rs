@@ -4,8 +4,8 @@
 
 use crate::collate::locale_compare;
 use crate::rank::critical::is_in_progress;
+use crate::rank::item::RankItem;
 use crate::schema::RuntimeSchema;
-use crate::summary::ItemSummary;
 use crate::timestamp::compare_timestamp_strings;
 
 /// The model id reported by `--explain-ranking`.
@@ -69,7 +69,7 @@ fn risk_pressure(risk: Option<&str>) -> f64 {
 /// focus, priority, risk and deadline pressure, knowledge density and author affinity.
 /// Activity density, usage affinity and semantic similarity have no source here and stay
 /// unavailable (they take no part in the weighting).
-pub fn derive_signals(items: &[&ItemSummary], ctx: &SignalContext<'_>) -> Vec<SignalVector> {
+pub fn derive_signals(items: &[&RankItem], ctx: &SignalContext<'_>) -> Vec<SignalVector> {
     let n = items.len();
     let mut order: Vec<usize> = (0..n).collect();
     let stamp = |i: usize| {
@@ -97,8 +97,7 @@ pub fn derive_signals(items: &[&ItemSummary], ctx: &SignalContext<'_>) -> Vec<Si
         .map(|(i, s)| {
             let assigned = author.is_some()
                 && s.assignee.as_deref().map(|a| a.trim().to_lowercase()) == author;
-            let c = &s.facts.counts;
-            let knowledge = f64::from(c.comments + c.notes + c.learnings);
+            let knowledge = f64::from(s.knowledge);
             let claim = if is_in_progress(&s.status, ctx.schema) {
                 1.0
             } else if assigned {
