@@ -11,7 +11,7 @@ use pm_engine::rank::next::Hierarchy;
 use pm_engine::rank::relevance::{MODEL, SignalContext};
 use pm_engine::schema::load;
 use pm_engine::summary::ItemSummary;
-use pm_engine::{Error, Result};
+use pm_engine::Result;
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
@@ -309,9 +309,8 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     env.extend(context_sections::build(
         &plan,
         &index,
-        &listed,
-        &corpus,
-        &in_scope,
+        &query,
+        &|id| scope.contains(id),
         &section_args,
     )?);
     if args.explain_ranking {

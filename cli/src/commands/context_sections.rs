@@ -3,7 +3,7 @@
 //! history-event projection (`pm_index::Index::events_all`).
 
 use pm_engine::clock::format_iso_ms;
-use pm_engine::query::Query;
+use pm_engine::query::{Query, Sort};
 use pm_engine::rank::sections::{BUILT, ContextDepth, SECTIONS, SectionInput, compute};
 use pm_engine::settings::ContextDefaults;
 use pm_engine::summary::ItemSummary;
@@ -85,27 +85,33 @@ pub struct SectionArgs<'a> {
     pub all_statuses: &'a Query,
 }
 
-/// Computes the planned sections over `scope` (non-terminal, filtered, parent-scoped) and
-/// `corpus`; `in_scope` applies the `--parent` subtree to `progress` and `activity`.
+/// Computes the planned sections from the item summaries (read only when a section is
+/// planned): the scope is the items `query` keeps (non-terminal, filtered) that `in_scope`
+/// (the `--parent` subtree, by id) accepts, in default order.
 ///
 /// # Errors
-/// Index and scan failures while reading the activity events.
+/// Index and scan failures while reading the summaries or the activity events.
 pub fn build(
     plan: &SectionPlan,
     index: &Index<'_>,
-    scope: &[&ItemSummary],
-    corpus: &[ItemSummary],
-    in_scope: &dyn Fn(&ItemSummary) -> bool,
+    query: &Query,
+    in_scope: &dyn Fn(&str) -> bool,
     args: &SectionArgs<'_>,
 ) -> Result<Map<String, Value>> {
     if plan.sections.is_empty() {
         return Ok(Map::new());
     }
+    let corpus = index.summaries(&Query::all(), &Sort::default_order())?.items;
+    let scope: Vec<&ItemSummary> = query
+        .filter(&corpus)
+        .into_iter()
+        .filter(|s| in_scope(&s.id))
+        .collect();
     let all_statuses: Vec<&ItemSummary> = args
         .all_statuses
-        .filter(corpus)
+        .filter(&corpus)
         .into_iter()
-        .filter(|s| in_scope(s))
+        .filter(|s| in_scope(&s.id))
         .collect();
     let activity = if plan.sections.contains(&"activity") {
         activity_rows(index, &all_statuses, args)?
@@ -115,8 +121,8 @@ pub fn build(
     Ok(compute(
         &plan.sections,
         SectionInput {
-            scope,
-            corpus,
+            scope: &scope,
+            corpus: &corpus,
             all_statuses: &all_statuses,
             activity,
             limit: args.limit,
