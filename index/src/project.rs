@@ -8,6 +8,7 @@ use crate::source::{Sig, SourceFile, SourceKind};
 use pm_engine::item::ItemDoc;
 use pm_engine::item::canon::CanonSchema;
 use pm_engine::item::codec::parse_item;
+use pm_engine::rank::search::SearchText;
 use pm_engine::scan::{UnreadableFile, unreadable};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::{ItemSummary, heavy_metadata};
@@ -40,6 +41,8 @@ pub struct ItemRecord {
     pub docs: Vec<LinkRow>,
     /// Comment, note and learning texts, for full-text search.
     pub annotations: String,
+    /// The searchable text of `pm search`.
+    pub search: SearchText,
 }
 
 /// What a source file projects to.
@@ -191,6 +194,7 @@ pub fn item_record(
         files: links("files"),
         docs: links("docs"),
         annotations,
+        search: SearchText::of(doc),
     }
 }
 

@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 /// A WHERE clause and its arguments.
 #[derive(Clone, Debug, Default)]
 pub struct Clause {
-    sql: String,
-    args: Vec<SqlValue>,
+    pub(crate) sql: String,
+    pub(crate) args: Vec<SqlValue>,
 }
 
 impl Clause {

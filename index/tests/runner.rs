@@ -6,3 +6,4 @@ mod fixture;
 mod test_equivalence;
 mod test_faults;
 mod test_freshness;
+mod test_search;
