@@ -11,16 +11,19 @@ use pm_engine::item::canon::CanonSchema;
 use pm_engine::notice::Notice;
 use pm_engine::query::{Completeness, Query, Sort, Source};
 use pm_engine::rank::search::text::FIELD_COUNT;
-use pm_engine::rank::search::{HitOrder, SearchText};
+use pm_engine::rank::search::{Hit, HitKey, HitOrder, Ranking, SearchScore, SearchText, TextView};
 use pm_engine::scan;
+use pm_engine::summary::ItemSummary;
 use rayon::prelude::*;
 use rusqlite::{Connection, params, params_from_iter};
 
-/// The scored candidates of a search, in no particular order, with provenance.
+/// The ranked hits of a search with provenance.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SearchHits<T> {
-    /// Each candidate the scorer kept: its order values and what the scorer returned.
-    pub hits: Vec<(HitOrder, T)>,
+pub struct SearchHits {
+    /// The first hits in hit order (all of them unless a number to keep was given).
+    pub hits: Vec<Hit>,
+    /// The number of hits.
+    pub total: usize,
     /// Which path answered.
     pub source: Source,
     /// Whether every item file was read.
@@ -46,24 +49,29 @@ pub(crate) fn encode(text: &SearchText) -> Vec<u8> {
     out
 }
 
-/// Decodes a stored blob into `text`, reusing its allocations.
+/// Decodes a stored blob into a view of its texts (no copy).
 ///
 /// # Errors
 /// A blob that is not an encoded text (truncated, bad lengths, invalid UTF-8).
-pub(crate) fn decode_into(blob: &[u8], text: &mut SearchText) -> Result<(), String> {
+pub(crate) fn decode(blob: &[u8]) -> Result<TextView<'_>, String> {
     let bad = || "malformed search text".to_owned();
     let (header, body) = blob.split_at_checked(4 * PARTS).ok_or_else(bad)?;
     let body = std::str::from_utf8(body).map_err(|e| e.to_string())?;
-    text.clear();
+    let mut parts = [""; PARTS];
     let mut at = 0usize;
-    let targets = std::iter::once(&mut text.id).chain(text.fields.iter_mut());
-    for (len, target) in header.chunks_exact(4).zip(targets) {
+    for (len, part) in header.chunks_exact(4).zip(parts.iter_mut()) {
         let len = u32::from_le_bytes(len.try_into().map_err(|_| bad())?) as usize;
         let end = at.checked_add(len).ok_or_else(bad)?;
-        target.push_str(body.get(at..end).ok_or_else(bad)?);
+        *part = body.get(at..end).ok_or_else(bad)?;
         at = end;
     }
-    if at == body.len() { Ok(()) } else { Err(bad()) }
+    if at != body.len() {
+        return Err(bad());
+    }
+    Ok(TextView {
+        id: parts[0],
+        fields: std::array::from_fn(|i| parts[i + 1]),
+    })
 }
 
 /// Stores the searchable text of item `key`.
@@ -76,32 +84,31 @@ pub(crate) fn insert_text(conn: &Connection, key: i64, text: &SearchText) -> rus
     Ok(())
 }
 
-/// Reads the blob in column `at` into `text`.
-fn read_text(row: &rusqlite::Row<'_>, at: usize, text: &mut SearchText) -> rusqlite::Result<()> {
-    decode_into(row.get_ref(at)?.as_blob()?, text).map_err(|e| {
+/// Returns the view of the blob in column `at`.
+fn read_text<'r>(row: &'r rusqlite::Row<'_>, at: usize) -> rusqlite::Result<TextView<'r>> {
+    decode(row.get_ref(at)?.as_blob()?).map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(at, rusqlite::types::Type::Blob, e.into())
     })
 }
 
-/// Scores every stored text with `score`, then keeps the kept ones that match `query` (the
-/// list-parity filters), with their order values.
+/// Scores every stored text with `score`, then offers the kept ones that match `query` (the
+/// list-parity filters) to `ranking` with their order values.
 ///
 /// # Errors
 /// SQLite failures.
-pub fn scored<T>(
+pub fn scored(
     conn: &Connection,
     query: &Query,
-    score: impl Fn(&SearchText) -> Option<T>,
-) -> rusqlite::Result<Vec<(HitOrder, T)>> {
+    score: impl Fn(&TextView<'_>) -> Option<SearchScore>,
+    ranking: &mut Ranking,
+) -> rusqlite::Result<()> {
     // One sequential pass over the text table; only kept candidates are remembered.
     let mut stmt = conn.prepare("SELECT item_key, text FROM item_text ORDER BY item_key")?;
     let mut rows = stmt.query([])?;
-    let mut text = SearchText::default();
-    let mut kept: Vec<(i64, Option<T>)> = Vec::new();
+    let mut kept: Vec<(i64, SearchScore)> = Vec::new();
     while let Some(row) = rows.next()? {
-        read_text(row, 1, &mut text)?;
-        if let Some(t) = score(&text) {
-            kept.push((row.get(0)?, Some(t)));
+        if let Some(s) = score(&read_text(row, 1)?) {
+            kept.push((row.get(0)?, s));
         }
     }
     // The filter and order columns, from the `items` rows (or a covering index) of the query.
@@ -111,24 +118,22 @@ pub fn scored<T>(
         c.sql
     ))?;
     let mut rows = stmt.query(params_from_iter(c.args))?;
-    let mut out = Vec::with_capacity(kept.len());
     while let Some(row) = rows.next()? {
         let key: i64 = row.get(0)?;
         let Ok(at) = kept.binary_search_by_key(&key, |(k, _)| *k) else {
             continue;
         };
-        let Some(t) = kept[at].1.take() else { continue };
-        let order = HitOrder {
+        let order = HitKey {
             terminal: row.get(1)?,
             priority: row.get(2)?,
             updated_ms: row.get(3)?,
-            updated_at: row.get(4)?,
-            id: row.get(5)?,
-            path: row.get(6)?,
+            updated_at: row.get_ref(4)?.as_str()?,
+            id: row.get_ref(5)?.as_str()?,
+            path: row.get_ref(6)?.as_str()?,
         };
-        out.push((order, t));
+        ranking.offer(kept[at].1, &order);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Returns the stored searchable text of every item with its path, in path order.
@@ -143,8 +148,7 @@ pub fn stored_texts(conn: &Connection) -> rusqlite::Result<Vec<(String, SearchTe
     let mut rows = stmt.query([])?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        let mut text = SearchText::default();
-        read_text(row, 1, &mut text)?;
+        let text = read_text(row, 1)?.to_text();
         out.push((row.get(0)?, text));
     }
     Ok(out)
@@ -152,27 +156,31 @@ pub fn stored_texts(conn: &Connection) -> rusqlite::Result<Vec<(String, SearchTe
 
 impl Index<'_> {
     /// Scores the searchable text of every match of `query` (list-parity filters) with `score`
-    /// and returns the candidates it keeps with their order values (`pm search`).
+    /// and returns the hits in hit order, only the first `keep` when given (`pm search`).
     ///
     /// The index path scores the stored texts without parsing any document; the scan path
     /// scores `SearchText::of` each parsed document, in parallel.
     ///
     /// # Errors
     /// As [`Index::list`].
-    pub fn search<T: Send>(
+    pub fn search(
         &self,
         query: &Query,
-        score: impl Fn(&SearchText) -> Option<T> + Sync,
-    ) -> Result<SearchHits<T>> {
+        keep: Option<usize>,
+        score: impl Fn(&TextView<'_>) -> Option<SearchScore> + Sync,
+    ) -> Result<SearchHits> {
         let mut notices = Vec::new();
         if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
-            let answer = scored(&conn, query, &score)
-                .and_then(|hits| read::completeness(&conn).map(|c| (hits, c)));
+            let mut ranking = Ranking::new(keep);
+            let answer =
+                scored(&conn, query, &score, &mut ranking).and_then(|()| read::completeness(&conn));
             match answer {
-                Ok((hits, (completeness, mut data))) => {
+                Ok((completeness, mut data)) => {
                     data.extend(notices);
+                    let (hits, total) = ranking.finish();
                     return Ok(SearchHits {
                         hits,
+                        total,
                         source: Source::Index,
                         completeness,
                         notices: data,
@@ -185,18 +193,24 @@ impl Index<'_> {
         let candidates = outcome.select(query, &Sort::default_order());
         let (tracker, schema) = (&self.tracker, self.schema);
         let canon = CanonSchema::from_runtime(schema);
-        let hits = candidates
+        let scored: Vec<(&ItemSummary, SearchScore)> = candidates
             .par_iter()
             .filter_map(|summary| {
                 let file = source::item_ref(tracker, schema, &summary.path)?;
                 let doc = scan::read_item(&file, &canon).ok()?;
-                score(&SearchText::of(&doc)).map(|t| (HitOrder::of(summary), t))
+                score(&SearchText::of(&doc).view()).map(|s| (summary, s))
             })
             .collect();
+        let mut ranking = Ranking::new(keep);
+        for (summary, s) in scored {
+            ranking.offer(s, &HitOrder::of(summary).key());
+        }
+        let (hits, total) = ranking.finish();
         let mut data = outcome.read_notices();
         data.extend(notices);
         Ok(SearchHits {
             hits,
+            total,
             source: Source::Scan,
             completeness: outcome.completeness(),
             notices: data,
@@ -218,14 +232,11 @@ mod tests {
             fields,
         };
         let blob = encode(&text);
-        let mut back = SearchText::default();
-        back.fields[3] = "stale".into();
-        assert_eq!(decode_into(&blob, &mut back), Ok(()));
-        assert_eq!(back, text);
-        assert!(decode_into(&blob[..blob.len() - 1], &mut back).is_err());
-        assert!(decode_into(&blob[..10], &mut back).is_err());
+        assert_eq!(decode(&blob), Ok(text.view()));
+        assert!(decode(&blob[..blob.len() - 1]).is_err());
+        assert!(decode(&blob[..10]).is_err());
         let mut split = blob.clone();
         split[4] = 1; // the title now ends inside "ü"
-        assert!(decode_into(&split, &mut back).is_err());
+        assert!(decode(&split).is_err());
     }
 }

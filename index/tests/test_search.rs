@@ -7,8 +7,7 @@ use crate::fixture::{Fixture, data_notices, item, schema};
 use pm_engine::item::canon::CanonSchema;
 use pm_engine::query::{Query, Source, StatusFilter};
 use pm_engine::rank::search::{
-    HitOrder, KeywordQuery, MatchMode, SearchOptions, SearchScore, SearchSpec, SearchText,
-    SearchTuning, compare_hits,
+    Hit, KeywordQuery, MatchMode, SearchOptions, SearchSpec, SearchText, SearchTuning,
 };
 use pm_engine::schema::RuntimeSchema;
 use pm_index::Index;
@@ -224,14 +223,18 @@ fn query(s: &SearchGen) -> Query {
     }
 }
 
-/// Ranked hits, the answering path, and the number of data notices.
-type Ranked = (Vec<(HitOrder, SearchScore)>, Source, usize);
+/// Ranked hits with their total, the answering path, and the number of data notices.
+type Ranked = (Vec<Hit>, usize, Source, usize);
 
-fn ranked(index: &Index<'_>, q: &Query, spec: &SearchSpec) -> Result<Ranked, pm_engine::Error> {
-    let found = index.search(q, |t| spec.hit(t))?;
-    let mut hits = found.hits;
-    hits.sort_unstable_by(|(a, x), (b, y)| compare_hits(x.score, a, y.score, b));
-    Ok((hits, found.source, data_notices(&found.notices).len()))
+fn ranked(
+    index: &Index<'_>,
+    q: &Query,
+    spec: &SearchSpec,
+    keep: Option<usize>,
+) -> Result<Ranked, pm_engine::Error> {
+    let found = index.search(q, keep, |t| spec.hit(t))?;
+    let notices = data_notices(&found.notices).len();
+    Ok((found.hits, found.total, found.source, notices))
 }
 
 proptest! {
@@ -250,12 +253,17 @@ proptest! {
         for s in &searches {
             let Some(spec) = spec(s) else { continue };
             let q = query(s);
-            let a = ranked(&index, &q, &spec).map_err(err)?;
-            let b = ranked(&scan, &q, &spec).map_err(err)?;
-            prop_assert_eq!(a.1, Source::Index);
-            prop_assert_eq!(b.1, Source::Scan);
+            let a = ranked(&index, &q, &spec, None).map_err(err)?;
+            let b = ranked(&scan, &q, &spec, None).map_err(err)?;
+            prop_assert_eq!(a.2, Source::Index);
+            prop_assert_eq!(b.2, Source::Scan);
             prop_assert_eq!(&a.0, &b.0, "{:?}", s);
-            prop_assert_eq!(a.2, b.2);
+            prop_assert_eq!((a.1, a.3), (b.1, b.3));
+            prop_assert_eq!(a.1, a.0.len());
+            // Keeping the first hits returns the prefix of the full ranking.
+            let top = ranked(&index, &q, &spec, Some(2)).map_err(err)?;
+            prop_assert_eq!(&top.0[..], &a.0[..a.0.len().min(2)]);
+            prop_assert_eq!(top.1, a.1);
         }
         stored_text_equals_extracted(&f, &schema).map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
@@ -321,9 +329,9 @@ fn corpus_search_text_and_hits_match_the_scan() -> Result<(), Box<dyn std::error
             status: None,
         };
         let spec = spec(&s).ok_or("query")?;
-        let a = ranked(&index, &Query::all(), &spec)?;
-        let b = ranked(&scan, &Query::all(), &spec)?;
-        assert_eq!(a.1, Source::Index);
+        let a = ranked(&index, &Query::all(), &spec, None)?;
+        let b = ranked(&scan, &Query::all(), &spec, None)?;
+        assert_eq!(a.2, Source::Index);
         assert!(!a.0.is_empty(), "{words}");
         assert_eq!(a.0, b.0, "{words}");
     }

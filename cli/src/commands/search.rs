@@ -3,8 +3,7 @@
 
 use pm_engine::query::Query;
 use pm_engine::rank::search::{
-    HitOrder, KeywordQuery, MatchMode, SearchOptions, SearchScore, SearchSpec, SearchTuning,
-    compare_hits, parse_inline_filters,
+    KeywordQuery, MatchMode, SearchOptions, SearchSpec, SearchTuning, parse_inline_filters,
 };
 use pm_engine::schema::load;
 use pm_engine::{Error, Result, UsageKind};
@@ -285,8 +284,23 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<Finished> {
 
     // Score every candidate's searchable text; only the answered page reads documents.
     let index = Index::open(&tracker, schema, index_options(ctx));
-    let mut scored = index.search(&query, |text| spec.hit(text))?.hits;
-    let total = scored.len();
+    // Without a cursor the page is the first `limit` hits, and one more tells whether more
+    // follow; a cursor may point anywhere, so it needs every hit in order.
+    let limit = resolved_intent
+        .as_ref()
+        .and_then(|i| i.ceiling.as_ref())
+        .map(|c| c.limit as usize)
+        .or(explicit_limit)
+        .unwrap_or(settings.search_max_results() as usize);
+    let keep = if args.count {
+        Some(0)
+    } else if args.after.is_none() {
+        Some(limit.saturating_add(1))
+    } else {
+        None
+    };
+    let found = index.search(&query, keep, |text| spec.hit(text))?;
+    let (scored, total) = (found.hits, found.total);
 
     let projection = Projection::resolve(
         args.compact || resolved_intent.is_some(),
@@ -333,16 +347,6 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<Finished> {
         env.insert("total".into(), json!(total));
         env.insert("count_only".into(), json!(true));
     } else {
-        let limit = resolved_intent
-            .as_ref()
-            .and_then(|i| i.ceiling.as_ref())
-            .map(|c| c.limit as usize)
-            .or(explicit_limit)
-            .unwrap_or(settings.search_max_results() as usize);
-        // Without a cursor the page is the first `limit` hits, and one more tells whether more
-        // follow; a cursor may point anywhere, so it needs every hit in order.
-        let keep = args.after.is_none().then(|| limit.saturating_add(1));
-        rank(&mut scored, keep);
         let ids: Vec<&str> = scored.iter().map(|(o, _)| o.id.as_str()).collect();
         let fingerprint = query_fingerprint(
             "search",
@@ -392,21 +396,6 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<Finished> {
     meta.operand = Some(raw_query);
     let format = ctx.read_output.resolve_format(ctx.format, args.format);
     finish_read(Value::Object(env), &meta, &ctx.read_output, format)
-}
-
-type Hit = (HitOrder, SearchScore);
-
-/// Sorts `hits` in hit order, keeping only the first `keep` when given (a selection, then a
-/// sort of what is kept: the same prefix as sorting everything, as the order is total).
-fn rank(hits: &mut Vec<Hit>, keep: Option<usize>) {
-    let order = |(a, x): &Hit, (b, y): &Hit| compare_hits(x.score, a, y.score, b);
-    if let Some(k) = keep.filter(|k| *k < hits.len()) {
-        if k > 0 {
-            hits.select_nth_unstable_by(k - 1, order);
-        }
-        hits.truncate(k);
-    }
-    hits.sort_unstable_by(order);
 }
 
 /// The filters that change which hits a query returns, for its cursor fingerprint.

@@ -12,9 +12,9 @@ use serde_json::{Map, Value};
 use crate::item::canon::js;
 
 pub use inline::{INLINE_FIELDS, InlineFilters, parse_inline_filters};
-pub use order::{HitOrder, compare_hits};
+pub use order::{Hit, HitKey, HitOrder, Ranking, compare_hits};
 pub use score::{MatchedFields, SearchOptions, SearchScore, SearchSpec};
-pub use text::{FIELD_NAMES, SearchText};
+pub use text::{FIELD_NAMES, SearchText, TextView};
 
 /// Exact full-id match score.
 pub const EXACT_ID_SCORE: f64 = 1000.0;

@@ -5,7 +5,7 @@
 
 use memchr::memmem::Finder;
 
-use super::text::{FIELD_COUNT, FIELD_NAMES, SearchText, TITLE};
+use super::text::{FIELD_COUNT, FIELD_NAMES, TITLE, TextView};
 use super::{
     ALL_TERMS_BONUS, EXACT_ID_SCORE, KeywordQuery, MatchMode, PHRASE_MULTIPLIER, SHORT_ID_SCORE,
     SearchTuning, TITLE_PHRASE_BONUS, normalize_phrase,
@@ -144,7 +144,7 @@ impl SearchSpec {
     /// Returns the hit of `text`, or `None` when the search drops it: the title-exact and
     /// phrase filters, a zero score, `and` mode without every token, or a score below the
     /// threshold (exact-id hits are kept).
-    pub fn hit(&self, text: &SearchText) -> Option<SearchScore> {
+    pub fn hit(&self, text: &TextView<'_>) -> Option<SearchScore> {
         if self.options.title_exact && !collapsed_eq(text.title(), &self.query.normalized) {
             return None;
         }
@@ -164,7 +164,7 @@ impl SearchSpec {
     }
 
     /// Returns true when some field contains the normalised query (whitespace runs collapsed).
-    pub fn contains_phrase(&self, text: &SearchText) -> bool {
+    pub fn contains_phrase(&self, text: &TextView<'_>) -> bool {
         // Tokens hold no whitespace, so a field whose collapsed form contains the phrase
         // contains its first token as it is.
         let first = &self.finders[0];
@@ -189,8 +189,8 @@ impl SearchSpec {
 
     /// Returns the score of `text`; `None` when it is 0. In `or` mode, covering every distinct
     /// token of a multi-token query earns the all-terms bonus.
-    pub fn score(&self, text: &SearchText) -> Option<SearchScore> {
-        if let Some(score) = self.exact_id(&text.id) {
+    pub fn score(&self, text: &TextView<'_>) -> Option<SearchScore> {
+        if let Some(score) = self.exact_id(text.id) {
             return Some(SearchScore {
                 score,
                 matched: MatchedFields(MatchedFields::ID),
@@ -314,6 +314,7 @@ impl TokenSet {
 mod tests {
     use super::*;
     use crate::item::ItemDoc;
+    use crate::rank::search::SearchText;
     use serde_json::{Value, json};
 
     fn doc(meta: Value, body: &str) -> ItemDoc {
@@ -336,7 +337,7 @@ mod tests {
 
     fn score(d: &ItemDoc, q: &str) -> Option<(f64, Vec<String>)> {
         let spec = SearchSpec::new(KeywordQuery::new(q)?, options());
-        spec.score(&SearchText::of(d))
+        spec.score(&SearchText::of(d).view())
             .map(|h| (h.score, h.matched.names()))
     }
 
@@ -379,10 +380,11 @@ mod tests {
 
     #[test]
     fn filters_of_a_hit() {
-        let d = SearchText::of(&doc(
+        let text = SearchText::of(&doc(
             json!({"id": "pm-a1", "title": "Alpha beta", "description": "beta gamma"}),
             "",
         ));
+        let d = text.view();
         let spec = |q: &str, f: &dyn Fn(&mut SearchOptions)| {
             let mut o = options();
             f(&mut o);

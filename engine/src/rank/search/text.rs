@@ -66,17 +66,36 @@ impl SearchText {
         }
     }
 
-    /// Empties every text, keeping the allocations (for reuse across rows).
-    pub fn clear(&mut self) {
-        self.id.clear();
-        for f in &mut self.fields {
-            f.clear();
+    /// Returns the borrowed view that scoring reads.
+    pub fn view(&self) -> TextView<'_> {
+        TextView {
+            id: &self.id,
+            fields: std::array::from_fn(|i| self.fields[i].as_str()),
         }
     }
+}
 
+/// A [`SearchText`] borrowed, from a document's extraction or straight from a stored row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextView<'a> {
+    /// `normalize_phrase(id)`.
+    pub id: &'a str,
+    /// Lowercased field texts, in [`FIELD_NAMES`] order.
+    pub fields: [&'a str; FIELD_COUNT],
+}
+
+impl<'a> TextView<'a> {
     /// Returns the lowercased title.
-    pub fn title(&self) -> &str {
-        &self.fields[TITLE]
+    pub fn title(&self) -> &'a str {
+        self.fields[TITLE]
+    }
+
+    /// Returns the owned text.
+    pub fn to_text(&self) -> SearchText {
+        SearchText {
+            id: self.id.to_owned(),
+            fields: self.fields.map(str::to_owned),
+        }
     }
 }
 
