@@ -23,6 +23,7 @@ pub mod read;
 mod route;
 pub mod rows;
 pub mod schema;
+pub mod search;
 pub mod source;
 pub mod store;
 pub mod totals;
@@ -48,6 +49,7 @@ pub use events::{EventPage, EventPosition, EventQuery, EventRow, EventSince};
 pub use indexer::{BuildProgress, BuildReport, ProgressFn};
 pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
 pub use rank::RankCorpus;
+pub use search::SearchHits;
 pub use source::{item_ref, source_for};
 pub use totals::HistoryTotals;
 

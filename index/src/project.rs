@@ -8,6 +8,7 @@ use crate::source::{Sig, SourceFile, SourceKind};
 use pm_engine::item::ItemDoc;
 use pm_engine::item::canon::CanonSchema;
 use pm_engine::item::codec::parse_item;
+use pm_engine::rank::search::SearchText;
 use pm_engine::scan::{UnreadableFile, unreadable};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::{ItemSummary, heavy_metadata};
@@ -43,6 +44,8 @@ pub struct ItemRecord {
     /// The summary's light metadata as compact JSON (`items.light_json`), serialized by the
     /// parallel parsers rather than the single writer.
     pub light_json: String,
+    /// The searchable text of `pm search`.
+    pub search: SearchText,
 }
 
 /// What a source file projects to.
@@ -213,6 +216,7 @@ pub fn item_record(
         files: links("files"),
         docs: links("docs"),
         annotations,
+        search: SearchText::of(doc),
     }
 }
 

@@ -281,6 +281,7 @@ fn insert_item(conn: &Connection, record: &ItemRecord) -> rusqlite::Result<i64> 
         record.body,
         record.annotations,
     ])?;
+    crate::search::insert_text(conn, key, &record.search)?;
     Ok(key)
 }
 
@@ -293,6 +294,7 @@ fn delete_item(conn: &Connection, key: i64) -> rusqlite::Result<()> {
         "item_files",
         "item_docs",
         "item_content",
+        "item_text",
     ] {
         conn.prepare_cached(&format!("DELETE FROM {table} WHERE item_key = ?1"))?
             .execute([key])?;

@@ -7,3 +7,4 @@ mod test_equivalence;
 mod test_faults;
 mod test_freshness;
 mod test_rank_rows;
+mod test_search;

@@ -1,13 +1,11 @@
 //! `pm search <keywords…>`: keyword search with pm's scoring (engine `rank::search`), inline
 //! `field:value` filters, list-parity filters, compact/full/fields rows and query cursors.
 
-use pm_engine::query::{Query, Sort};
+use pm_engine::query::Query;
 use pm_engine::rank::search::{
-    HitKey, KeywordQuery, MatchMode, SearchHit, SearchTuning, compare_hits, contains_phrase,
-    normalize_phrase, parse_inline_filters, score_document,
+    KeywordQuery, MatchMode, SearchOptions, SearchSpec, SearchTuning, parse_inline_filters,
 };
 use pm_engine::schema::load;
-use pm_engine::summary::ItemSummary;
 use pm_engine::{Error, Result, UsageKind};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
@@ -271,65 +269,38 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<Finished> {
             .and_then(Value::as_object),
     );
     let threshold = min_score.unwrap_or_else(|| settings.search_score_threshold());
-    let id_prefix = settings.id_prefix_raw().to_owned();
 
+    let spec = SearchSpec::new(
+        keyword,
+        SearchOptions {
+            tuning,
+            id_prefix: settings.id_prefix_raw().to_owned(),
+            match_mode,
+            title_exact: args.title_exact,
+            phrase_exact: args.phrase_exact,
+            min_score: threshold,
+        },
+    );
+
+    // Score every candidate's searchable text; only the answered page reads documents.
     let index = Index::open(&tracker, schema, index_options(ctx));
-    let candidates = index.summaries(&query, &Sort::default_order())?;
-    let paths: Vec<String> = candidates.items.iter().map(|s| s.path.clone()).collect();
-    let (docs, _) = index.documents(&paths)?;
-
-    let mut scored: Vec<(SearchHit, &ItemSummary, pm_engine::item::ItemDoc)> = Vec::new();
-    for (summary, doc) in candidates.items.iter().zip(docs) {
-        let Some(doc) = doc else { continue };
-        let title_norm = normalize_phrase(doc.str_field("title").unwrap_or_default());
-        if args.title_exact && title_norm != keyword.normalized {
-            continue;
-        }
-        let phrase_required = args.phrase_exact || match_mode == MatchMode::Exact;
-        if phrase_required && !contains_phrase(&doc, &keyword.normalized) {
-            continue;
-        }
-        let coverage = match_mode == MatchMode::Or;
-        let Some(hit) = score_document(&doc, &keyword, &tuning, &id_prefix, "", coverage) else {
-            continue;
-        };
-        if match_mode == MatchMode::And && !hit.matched_all_terms {
-            continue;
-        }
-        if !hit.exact_id && hit.score < threshold {
-            continue;
-        }
-        scored.push((hit, summary, doc));
-    }
-    let key = |(h, s, _): &(SearchHit, &ItemSummary, _)| -> (f64, bool, i64, String, String) {
-        (
-            h.score,
-            s.is_terminal(),
-            s.priority,
-            s.updated_at.clone(),
-            s.id.clone(),
-        )
+    // Without a cursor the page is the first `limit` hits, and one more tells whether more
+    // follow; a cursor may point anywhere, so it needs every hit in order.
+    let limit = resolved_intent
+        .as_ref()
+        .and_then(|i| i.ceiling.as_ref())
+        .map(|c| c.limit as usize)
+        .or(explicit_limit)
+        .unwrap_or(settings.search_max_results() as usize);
+    let keep = if args.count {
+        Some(0)
+    } else if args.after.is_none() {
+        Some(limit.saturating_add(1))
+    } else {
+        None
     };
-    scored.sort_by(|a, b| {
-        let (ka, kb) = (key(a), key(b));
-        compare_hits(
-            &HitKey {
-                score: ka.0,
-                terminal: ka.1,
-                priority: ka.2,
-                updated_at: &ka.3,
-                id: &ka.4,
-            },
-            &HitKey {
-                score: kb.0,
-                terminal: kb.1,
-                priority: kb.2,
-                updated_at: &kb.3,
-                id: &kb.4,
-            },
-        )
-    });
-    let total = scored.len();
+    let found = index.search(&query, keep, |text| spec.hit(text))?;
+    let (scored, total) = (found.hits, found.total);
 
     let projection = Projection::resolve(
         args.compact || resolved_intent.is_some(),
@@ -376,19 +347,20 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<Finished> {
         env.insert("total".into(), json!(total));
         env.insert("count_only".into(), json!(true));
     } else {
-        let limit = resolved_intent
-            .as_ref()
-            .and_then(|i| i.ceiling.as_ref())
-            .map(|c| c.limit as usize)
-            .or(explicit_limit)
-            .unwrap_or(settings.search_max_results() as usize);
-        let ids: Vec<&str> = scored.iter().map(|(h, ..)| h.id.as_str()).collect();
+        let ids: Vec<&str> = scored.iter().map(|(o, _)| o.id.as_str()).collect();
         let fingerprint = query_fingerprint(
             "search",
             &json!({"query": query_text.trim(), "mode": "keyword", "options": semantic_options(&status, &filters, args, match_mode)}),
         );
         let page = paginate(&ids, args.after.as_deref(), &fingerprint, limit)?;
-        let rows = project_rows(&scored[page.start..page.end], &projection);
+        let answered = &scored[page.start..page.end];
+        let paths: Vec<String> = answered.iter().map(|(o, _)| o.path.clone()).collect();
+        let (docs, _) = index.documents(&paths)?;
+        let page_hits = answered
+            .iter()
+            .zip(docs)
+            .filter_map(|((_, hit), doc)| Some((*hit, doc?)));
+        let rows = project_rows(page_hits, &projection);
         let count = rows.len();
         env.insert("items".into(), Value::Array(rows));
         env.insert("count".into(), json!(count));

@@ -3,8 +3,7 @@
 
 use pm_engine::item::ItemDoc;
 use pm_engine::item::keys::ITEM_METADATA_KEY_ORDER;
-use pm_engine::rank::search::SearchHit;
-use pm_engine::summary::ItemSummary;
+use pm_engine::rank::search::SearchScore;
 use pm_engine::{Error, Result};
 use serde_json::{Map, Value, json};
 
@@ -111,10 +110,10 @@ fn score_value(score: f64) -> Value {
     pm_engine::json::number_from_f64(score).map_or(Value::Null, Value::Number)
 }
 
-fn field_value(hit: &SearchHit, doc: &ItemDoc, field: &str) -> Value {
+fn field_value(hit: &SearchScore, doc: &ItemDoc, field: &str) -> Value {
     match field {
         "score" => score_value(hit.score),
-        "matched_fields" => json!(hit.matched_fields),
+        "matched_fields" => json!(hit.matched.names()),
         _ => {
             let key = field.strip_prefix("item.").unwrap_or(field);
             doc.metadata.get(key).cloned().unwrap_or(Value::Null)
@@ -122,34 +121,33 @@ fn field_value(hit: &SearchHit, doc: &ItemDoc, field: &str) -> Value {
     }
 }
 
-/// Projects scored hits into rows.
+/// Projects scored hits and their documents into rows.
 pub fn project_rows(
-    hits: &[(SearchHit, &ItemSummary, ItemDoc)],
+    hits: impl Iterator<Item = (SearchScore, ItemDoc)>,
     projection: &Projection,
 ) -> Vec<Value> {
-    hits.iter()
-        .map(|(hit, _, doc)| match projection {
-            Projection::Full => {
-                let mut row = Map::new();
-                row.insert("item".into(), Value::Object(doc.metadata.clone()));
-                row.insert("score".into(), score_value(hit.score));
-                row.insert("matched_fields".into(), json!(hit.matched_fields));
-                Value::Object(row)
+    hits.map(|(hit, doc)| match projection {
+        Projection::Full => {
+            let mut row = Map::new();
+            row.insert("item".into(), Value::Object(doc.metadata));
+            row.insert("score".into(), score_value(hit.score));
+            row.insert("matched_fields".into(), json!(hit.matched.names()));
+            Value::Object(row)
+        }
+        Projection::Compact => {
+            let mut row = Map::new();
+            for f in COMPACT_FIELDS {
+                row.insert(f.into(), field_value(&hit, &doc, f));
             }
-            Projection::Compact => {
-                let mut row = Map::new();
-                for f in COMPACT_FIELDS {
-                    row.insert(f.into(), field_value(hit, doc, f));
-                }
-                Value::Object(row)
+            Value::Object(row)
+        }
+        Projection::Fields(fields) => {
+            let mut row = Map::new();
+            for f in fields {
+                row.insert(f.clone(), field_value(&hit, &doc, f));
             }
-            Projection::Fields(fields) => {
-                let mut row = Map::new();
-                for f in fields {
-                    row.insert(f.clone(), field_value(hit, doc, f));
-                }
-                Value::Object(row)
-            }
-        })
-        .collect()
+            Value::Object(row)
+        }
+    })
+    .collect()
 }
