@@ -20,7 +20,7 @@ use std::sync::mpsc::sync_channel;
 /// Files parsed per batch: bounds memory while keeping both cores busy.
 const CHUNK: usize = 512;
 /// FTS5 pending-data limit during a full build (bytes).
-const BUILD_FTS_HASH: usize = 8 * 1024 * 1024;
+const BUILD_FTS_HASH: usize = 2 * 1024 * 1024;
 /// FTS5's default pending-data limit, restored for incremental upkeep.
 const DEFAULT_FTS_HASH: usize = 1024 * 1024;
 /// Files whose ctime lies this close before the build start are racily clean (ns).
@@ -105,7 +105,7 @@ fn write_database(
     register_functions(&conn)?;
     conn.pragma_update(None, "journal_mode", "OFF")?;
     conn.pragma_update(None, "synchronous", "OFF")?;
-    conn.pragma_update(None, "cache_size", -32_000)?;
+    conn.pragma_update(None, "cache_size", -16_000)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     apply(&mut conn).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
     // Secondary indexes are built after the bulk load (a sort is much cheaper than 100k random

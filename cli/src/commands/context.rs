@@ -3,6 +3,7 @@
 //! of deeper reads (`context_sections`), paged with query cursors and finished by the
 //! read-output layer.
 
+use pm_engine::Result;
 use pm_engine::query::{Query, StatusFilter};
 use pm_engine::rank::context::focus;
 use pm_engine::rank::critical::is_in_progress;
@@ -11,7 +12,6 @@ use pm_engine::rank::next::Hierarchy;
 use pm_engine::rank::relevance::{MODEL, SignalContext};
 use pm_engine::schema::load;
 use pm_engine::summary::ItemSummary;
-use pm_engine::Result;
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 

@@ -101,7 +101,9 @@ pub fn build(
     if plan.sections.is_empty() {
         return Ok(Map::new());
     }
-    let corpus = index.summaries(&Query::all(), &Sort::default_order())?.items;
+    let corpus = index
+        .summaries(&Query::all(), &Sort::default_order())?
+        .items;
     let scope: Vec<&ItemSummary> = query
         .filter(&corpus)
         .into_iter()
