@@ -28,19 +28,8 @@ pub const SECTIONS: [&str; 11] = [
     "workspace_memory",
 ];
 
-/// Sections we compute (`workspace_memory` is not built).
-pub const BUILT: [&str; 10] = [
-    "hierarchy",
-    "activity",
-    "progress",
-    "blockers",
-    "recently_created",
-    "unparented",
-    "files",
-    "workload",
-    "staleness",
-    "tests",
-];
+/// Sections we compute: all but the last, `workspace_memory`, which is not built.
+pub const BUILT: &[&str] = SECTIONS.split_at(SECTIONS.len() - 1).0;
 
 /// The sections of `--depth standard`: those pm's omission receipt restores with it.
 const STANDARD: [&str; 7] = [
