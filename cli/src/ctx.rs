@@ -92,6 +92,8 @@ pub struct Ctx {
     pub cwd: PathBuf,
     /// The output encoding.
     pub format: Format,
+    /// `--json` was given (as opposed to JSON chosen by `--output-format` or the settings).
+    pub json_flag: bool,
     /// `--quiet`: print nothing on stdout.
     pub quiet: bool,
     /// The source of every timestamp.
@@ -197,6 +199,7 @@ impl Ctx {
             .or_else(|| home.as_ref().map(|h| h.join(".pm-cli")));
         Ok(Ctx {
             format: Format::resolve(global.output_format, global.json, settings_default),
+            json_flag: global.json,
             quiet: global.quiet,
             clock,
             seed,

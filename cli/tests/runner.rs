@@ -28,6 +28,7 @@ mod test_index_commands;
 mod test_init;
 mod test_linked_tests;
 mod test_list;
+mod test_list_export;
 mod test_machine_contract;
 mod test_mutations;
 mod test_not_in_project;

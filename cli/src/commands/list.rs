@@ -8,15 +8,15 @@ use pm_engine::{Error, ReadOutputRefusal, Result};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
+use super::CommandOutput;
+use super::list_echo::{cursor_contract, echo_paging, echo_presentation, echo_status};
+use super::list_export::{self, ExportPage, ListFormat};
 use super::list_filters::{ListFilterArgs, StatusScope};
 use super::list_page::{ListRead, read_page};
 use super::list_rows::{Projection, parse_fields};
 use crate::ctx::Ctx;
 use crate::progress::index_options;
-use crate::read_output::{
-    Finished, QueryCursor, ReadMeta, Surface, finish_read, intent, query_fingerprint,
-};
-use crate::render::Format;
+use crate::read_output::{QueryCursor, ReadMeta, Surface, finish_read, intent, query_fingerprint};
 
 /// pm's automatic bound: at least this many matches without `--limit` return 20 rows.
 pub const AUTO_LIMIT: AutoLimit = AutoLimit {
@@ -110,9 +110,13 @@ pub struct ListArgs {
     #[arg(long)]
     pub strict_read: bool,
 
-    /// Output encoding: toon or json
+    /// Output encoding: toon or json (the envelope), or csv, table or ndjson (rows only)
     #[arg(long, value_name = "FORMAT")]
-    pub format: Option<Format>,
+    pub format: Option<ListFormat>,
+
+    /// With --json: print NDJSON records (meta, one per item, end) instead of the envelope
+    #[arg(long)]
+    pub stream: bool,
 
     /// Shape the read for an intent: triage
     #[arg(long = "for", value_name = "INTENT")]
@@ -159,7 +163,7 @@ impl ListSpelling {
         }
     }
 
-    fn status(self) -> Option<&'static str> {
+    pub(super) fn status(self) -> Option<&'static str> {
         Some(match self {
             ListSpelling::List | ListSpelling::All => return None,
             ListSpelling::Draft => "draft",
@@ -192,9 +196,6 @@ impl ListSpelling {
         )
     }
 }
-
-/// The `list` result after the read-output layer.
-pub type ListOutput = Finished;
 
 fn invalid(flag: &str, value: &str, reason: String, allowed: &[&str]) -> Error {
     Error::InvalidArgument {
@@ -267,7 +268,7 @@ fn parse_sort(args: &ListArgs) -> Result<Sort> {
     Ok(Sort { field, descending })
 }
 
-fn sort_name(sort: &Sort) -> &'static str {
+pub(super) fn sort_name(sort: &Sort) -> &'static str {
     match sort.field {
         None => "default",
         Some(SortField::Priority) => "priority",
@@ -350,8 +351,9 @@ fn projection(
 /// `projection_options_mutually_exclusive`, `unknown_field_projection`, `invalid_query_cursor`,
 /// `list_source_incomplete` (with `--strict-read`), the read-output refusals, and
 /// `not_in_project`.
-pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<ListOutput> {
+pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<CommandOutput> {
     let tracker = ctx.tracker()?;
+    let export = list_export::resolve(ctx, args)?;
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
     let now = ctx.clock.now_ms();
@@ -461,6 +463,16 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Lis
             unreadable_directories: listed.completeness.unreadable_directory_count,
         });
     }
+    if let Some(export) = export {
+        let page = ExportPage {
+            command: spelled.name(),
+            declared: projection.fields().unwrap_or_default(),
+            rows: listed.rows,
+            now: pm_engine::clock::format_iso_ms(now),
+            filters,
+        };
+        return Ok(list_export::output(export, page));
+    }
     let compact_envelope = projection == Projection::Compact;
     let mut env = Map::new();
     env.insert("items".into(), Value::Array(listed.rows));
@@ -490,8 +502,9 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Lis
         env.insert("now".into(), json!(pm_engine::clock::format_iso_ms(now)));
     }
     let meta = read_meta(args, spelling, resolved_intent);
-    let format = ctx.read_output.resolve_format(ctx.format, args.format);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+    let local = args.format.and_then(ListFormat::envelope);
+    let format = ctx.read_output.resolve_format(ctx.format, local);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format).map(CommandOutput::Read)
 }
 
 fn read_meta(
@@ -514,98 +527,4 @@ fn read_meta(
     meta.after.clone_from(&args.after);
     meta.intent = intent;
     meta
-}
-
-/// `status` and `blocked_semantics`, the first keys of the `filters` echo.
-fn echo_status(
-    out: &mut Map<String, Value>,
-    scope: &StatusScope,
-    all: bool,
-    spelling: ListSpelling,
-) {
-    match (scope, spelling.status()) {
-        (StatusScope::Many(ids), _) => {
-            out.insert("status".into(), json!(ids));
-        }
-        (StatusScope::Single(id), _) => {
-            out.insert("status".into(), json!(id));
-        }
-        (_, Some(id)) => {
-            out.insert("status".into(), json!(id));
-        }
-        (StatusScope::All, None) => {
-            out.insert("status".into(), json!("all"));
-        }
-        (StatusScope::Default, None) if all || spelling == ListSpelling::All => {
-            out.insert("status".into(), json!("all"));
-        }
-        (StatusScope::Default, None) => {}
-    }
-    if spelling == ListSpelling::Blocked {
-        out.insert("blocked_semantics".into(), json!("status_or_dependency"));
-    }
-}
-
-/// The raw paging and projection options, between the selectors and the switches.
-fn echo_paging(out: &mut Map<String, Value>, args: &ListArgs) {
-    if let Some(v) = &args.limit {
-        out.insert("limit".into(), json!(v));
-    }
-    if let Some(v) = &args.offset {
-        out.insert("offset".into(), json!(v));
-    }
-    if args.include_body {
-        out.insert("include_body".into(), json!(true));
-    }
-    if let Some(v) = &args.fields {
-        out.insert("fields".into(), json!(v));
-    }
-}
-
-/// `no_truncate`, `strict_read`, `tree`, `tree_depth`, `sort`, `order`.
-fn echo_presentation(out: &mut Map<String, Value>, args: &ListArgs, sort: &Sort) {
-    if args.no_truncate {
-        out.insert("no_truncate".into(), json!(true));
-    }
-    if args.strict_read {
-        out.insert("strict_read".into(), json!(true));
-    }
-    if args.tree {
-        out.insert("tree".into(), json!(true));
-    }
-    if let Some(v) = &args.tree_depth {
-        out.insert("tree_depth".into(), json!(v));
-    }
-    if sort.field.is_some() {
-        out.insert("sort".into(), json!(sort_name(sort)));
-        let order = if sort.descending { "desc" } else { "asc" };
-        out.insert("order".into(), json!(order));
-    }
-}
-
-/// The query contract a cursor is bound to: every query-semantic option, none of the paging or
-/// presentation ones.
-fn cursor_contract(filters: &Map<String, Value>, sort: &Sort, args: &ListArgs) -> Value {
-    const PRESENTATION: [&str; 8] = [
-        "limit",
-        "offset",
-        "include_body",
-        "compact",
-        "fields",
-        "no_truncate",
-        "strict_read",
-        "runtime_filters",
-    ];
-    let semantic: Map<String, Value> = filters
-        .iter()
-        .filter(|(k, _)| !PRESENTATION.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    json!({
-        "filters": semantic,
-        "sort": sort_name(sort),
-        "order": if sort.descending { "desc" } else { "asc" },
-        "tree": args.tree,
-        "tree_depth": args.tree_depth,
-    })
 }

@@ -28,6 +28,8 @@ mod init;
 mod item;
 mod linked_tests;
 mod list;
+mod list_echo;
+pub mod list_export;
 pub mod list_filters;
 mod list_page;
 mod list_rows;
@@ -74,7 +76,7 @@ pub use history_repair::{HistoryRepairArgs, cmd_history_repair};
 pub use init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init};
 pub use item::{ItemArgs, ItemCommand, ReopenArgs, cmd_item};
 pub use linked_tests::{TestArgs, cmd_test};
-pub use list::{ListArgs, ListOutput, ListSpelling, cmd_list};
+pub use list::{ListArgs, ListSpelling, cmd_list};
 pub use next::{NextArgs, cmd_next};
 pub use reindex::{ReindexArgs, ReindexOutput, cmd_reindex};
 pub use search::{SearchArgs, cmd_search};
@@ -304,8 +306,11 @@ pub enum CommandOutput {
         /// What JSON mode prints.
         document: serde_json::Value,
     },
-    /// NDJSON lines (`pm events`), printed the same in every encoding.
+    /// NDJSON lines (`pm events`, `list --format ndjson|--stream`), printed the same in every
+    /// encoding.
     Stream(Vec<serde_json::Value>),
+    /// Text printed verbatim in every encoding (`list --format csv|table`).
+    Raw(String),
 }
 
 impl CommandOutput {
@@ -338,6 +343,7 @@ impl CommandOutput {
                 text.push('\n');
                 out.write_all(text.as_bytes())
             }),
+            CommandOutput::Raw(text) => out.write_all(text.as_bytes()),
         }
     }
 
@@ -408,7 +414,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         | Command::ListBlocked(_)
         | Command::ListClosed(_)
         | Command::ListCanceled(_) => match command.list_args() {
-            Some((spelling, args)) => cmd_list(ctx, args, spelling).map(CommandOutput::Read),
+            Some((spelling, args)) => cmd_list(ctx, args, spelling),
             None => Err(pm_engine::Error::internal(
                 "list command without list arguments",
             )),

@@ -3,6 +3,7 @@
 
 pub mod budget;
 mod json;
+pub mod rows;
 mod toon;
 
 use std::io::{self, Write};
