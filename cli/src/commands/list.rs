@@ -10,10 +10,10 @@ use serde_json::{Map, Value, json};
 
 use super::CommandOutput;
 use super::list_echo::{cursor_contract, echo_paging, echo_presentation, echo_status};
-use super::list_export::{self, ExportPage, ListFormat};
 use super::list_filters::{ListFilterArgs, StatusScope};
 use super::list_page::{ListRead, read_page};
 use super::list_rows::{Projection, parse_fields};
+use super::row_export::{self, ExportPage, ListFormat};
 use crate::ctx::Ctx;
 use crate::progress::index_options;
 use crate::read_output::{QueryCursor, ReadMeta, Surface, finish_read, intent, query_fingerprint};
@@ -353,7 +353,7 @@ fn projection(
 /// `not_in_project`.
 pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<CommandOutput> {
     let tracker = ctx.tracker()?;
-    let export = list_export::resolve(ctx, args)?;
+    let export = row_export::resolve(ctx, args)?;
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
     let now = ctx.clock.now_ms();
@@ -471,7 +471,7 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
             now: pm_engine::clock::format_iso_ms(now),
             filters,
         };
-        return Ok(list_export::output(export, page));
+        return Ok(row_export::output(export, page));
     }
     let compact_envelope = projection == Projection::Compact;
     let mut env = Map::new();

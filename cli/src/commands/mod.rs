@@ -29,7 +29,6 @@ mod item;
 mod linked_tests;
 mod list;
 mod list_echo;
-pub mod list_export;
 pub mod list_filters;
 mod list_page;
 mod list_rows;
@@ -39,7 +38,9 @@ mod next;
 mod rank_filters;
 mod rank_rows;
 mod reindex;
+pub mod row_export;
 mod search;
+mod search_echo;
 mod search_rows;
 mod stats;
 mod update;
@@ -421,7 +422,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         },
         Command::Stats(args) => cmd_stats(ctx, args).map(CommandOutput::Read),
         Command::Aggregate(args) => cmd_aggregate(ctx, args).map(CommandOutput::Read),
-        Command::Search(args) => cmd_search(ctx, args).map(CommandOutput::Read),
+        Command::Search(args) => cmd_search(ctx, args),
         Command::Next(args) => cmd_next(ctx, args).map(CommandOutput::Read),
         Command::Context(args) => cmd_context(ctx, args, "context").map(CommandOutput::Read),
     }

@@ -3,20 +3,22 @@
 
 use pm_engine::query::Query;
 use pm_engine::rank::search::{
-    KeywordQuery, MatchMode, SearchOptions, SearchSpec, SearchTuning, parse_inline_filters,
+    KeywordQuery, MatchMode, SearchOptions, SearchSpec, SearchTuning, highlights,
+    parse_inline_filters,
 };
 use pm_engine::schema::load;
 use pm_engine::{Error, Result, UsageKind};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
-use super::rank_filters::{ItemFilterArgs, WindowArgs, csv_values, raw, status_filter};
+use super::CommandOutput;
+use super::rank_filters::{ItemFilterArgs, WindowArgs, csv_values, status_filter};
+use super::row_export;
+use super::search_echo::{compact_filter_echo, semantic_options, verbose_filter_echo};
 use super::search_rows::{Projection, project_rows};
 use crate::ctx::Ctx;
 use crate::progress::index_options;
-use crate::read_output::{
-    Finished, ReadMeta, Surface, finish_read, intent, paginate, query_fingerprint,
-};
+use crate::read_output::{ReadMeta, Surface, finish_read, intent, paginate, query_fingerprint};
 use crate::render::Format;
 
 /// Search items by keyword with pm's weighted substring scoring
@@ -96,9 +98,14 @@ pub struct SearchArgs {
     #[arg(long, value_name = "CURSOR")]
     pub after: Option<String>,
 
-    /// Output format for this read: toon or json
+    /// Add highlights per hit: each matched field's first token occurrence «marked» with up to
+    /// 60 characters of context on each side
+    #[arg(long)]
+    pub highlight: bool,
+
+    /// Output format for this read: toon or json (the envelope), or ndjson (one hit per line)
     #[arg(long, value_name = "FORMAT")]
-    pub format: Option<Format>,
+    pub format: Option<SearchFormat>,
 
     /// Context intent: discover (compact rows sized to its token budget)
     #[arg(long = "for", value_name = "INTENT")]
@@ -107,6 +114,17 @@ pub struct SearchArgs {
     /// Token budget of the --for intent (at least 256)
     #[arg(long, value_name = "N")]
     pub token_budget: Option<String>,
+}
+
+/// `search --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchFormat {
+    /// TOON envelope
+    Toon,
+    /// JSON envelope
+    Json,
+    /// Rows only, one JSON object per hit and line
+    Ndjson,
 }
 
 fn usage(message: &str) -> Error {
@@ -160,8 +178,20 @@ fn mode_of(args: &SearchArgs) -> Result<()> {
 /// # Errors
 /// `unsupported_search_mode`; `invalid_argument_value` for bad modes, filters, limits or
 /// scores; `invalid_query_cursor`; `not_in_project`; the read-output refusals.
-pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<Finished> {
+pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     mode_of(args)?;
+    let rows_only = args.format == Some(SearchFormat::Ndjson);
+    if rows_only {
+        row_export::refuse_envelope_controls(
+            ctx,
+            "--format ndjson",
+            &[
+                (args.count, "--count"),
+                (args.for_intent.is_some(), "--for"),
+                (args.token_budget.is_some(), "--token-budget"),
+            ],
+        )?;
+    }
     let raw_query = args.keywords.join(" ");
     let inline = parse_inline_filters(&raw_query);
     if !inline.filters.is_empty() && inline.residual.trim().is_empty() {
@@ -356,11 +386,28 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<Finished> {
         let answered = &scored[page.start..page.end];
         let paths: Vec<String> = answered.iter().map(|(o, _)| o.path.clone()).collect();
         let (docs, _) = index.documents(&paths)?;
-        let page_hits = answered
+        let page_hits: Vec<_> = answered
             .iter()
             .zip(docs)
-            .filter_map(|((_, hit), doc)| Some((*hit, doc?)));
-        let rows = project_rows(page_hits, &projection);
+            .filter_map(|((_, hit), doc)| Some((*hit, doc?)))
+            .collect();
+        let marks: Option<Vec<Value>> = args.highlight.then(|| {
+            page_hits
+                .iter()
+                .map(|(hit, doc)| json!(highlights(doc, hit.matched, spec.query())))
+                .collect()
+        });
+        let mut rows = project_rows(page_hits.into_iter(), &projection);
+        if let Some(marks) = marks {
+            for (row, mark) in rows.iter_mut().zip(marks) {
+                if let Value::Object(row) = row {
+                    row.insert("highlights".into(), mark);
+                }
+            }
+        }
+        if rows_only {
+            return Ok(CommandOutput::Stream(rows));
+        }
         let count = rows.len();
         env.insert("items".into(), Value::Array(rows));
         env.insert("count".into(), json!(count));
@@ -394,166 +441,10 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<Finished> {
     meta.after = args.after.clone();
     meta.intent = resolved_intent;
     meta.operand = Some(raw_query);
-    let format = ctx.read_output.resolve_format(ctx.format, args.format);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
-}
-
-/// The filters that change which hits a query returns, for its cursor fingerprint.
-fn semantic_options(
-    status: &[String],
-    filters: &ItemFilterArgs,
-    args: &SearchArgs,
-    match_mode: MatchMode,
-) -> Value {
-    let mut m = Map::new();
-    let mut put = |k: &str, v: Option<String>| {
-        if let Some(v) = v {
-            m.insert(k.into(), json!(v));
-        }
-    };
-    put("status", raw(status));
-    put("type", raw(&filters.item_type));
-    put("tag", raw(&filters.tag));
-    put("priority", raw(&filters.priority));
-    put("assignee", raw(&filters.assignee));
-    put("assigneeFilter", filters.assignee_filter.clone());
-    put("sprint", raw(&filters.sprint));
-    put("release", raw(&filters.release));
-    put("parent", filters.parent.clone());
-    put("deadlineBefore", args.windows.deadline_before.clone());
-    put("deadlineAfter", args.windows.deadline_after.clone());
-    put("updatedAfter", args.windows.updated_after.clone());
-    put("updatedBefore", args.windows.updated_before.clone());
-    put("createdAfter", args.windows.created_after.clone());
-    put("createdBefore", args.windows.created_before.clone());
-    put("minScore", args.min_score.clone());
-    if match_mode != MatchMode::Or {
-        m.insert("matchMode".into(), json!(match_mode.as_str()));
-    }
-    for (k, on) in [
-        ("titleExact", args.title_exact),
-        ("phraseExact", args.phrase_exact),
-    ] {
-        if on {
-            m.insert(k.into(), json!(true));
-        }
-    }
-    Value::Object(m)
-}
-
-fn status_echo(status: &[String]) -> Option<Value> {
-    let raw = raw(status)?;
-    let all = csv_values(status).len() == 1 && raw.trim().eq_ignore_ascii_case("all");
-    Some(json!(if all { "all".to_owned() } else { raw }))
-}
-
-fn content_echo(m: &mut Map<String, Value>, w: &WindowArgs) {
-    for (key, given, _, _) in w.content.pairs() {
-        if given {
-            m.insert(key.into(), json!(true));
-        }
-    }
-}
-
-/// pm's compact echo: only the options that were given.
-fn compact_filter_echo(
-    m: &mut Map<String, Value>,
-    status: &[String],
-    f: &ItemFilterArgs,
-    args: &SearchArgs,
-    match_mode: MatchMode,
-    threshold: f64,
-) {
-    if let Some(s) = status_echo(status) {
-        m.insert("status".into(), s);
-    }
-    for (k, v) in [
-        ("type", raw(&f.item_type)),
-        ("tag", raw(&f.tag)),
-        ("priority", raw(&f.priority)),
-    ] {
-        if let Some(v) = v {
-            m.insert(k.into(), json!(v));
-        }
-    }
-    let w = &args.windows;
-    for (k, v) in [
-        ("deadline_before", &w.deadline_before),
-        ("deadline_after", &w.deadline_after),
-        ("updated_after", &w.updated_after),
-        ("updated_before", &w.updated_before),
-        ("created_after", &w.created_after),
-        ("created_before", &w.created_before),
-    ] {
-        if let Some(v) = v {
-            m.insert(k.into(), json!(v));
-        }
-    }
-    for (k, v) in [
-        ("assignee", raw(&f.assignee)),
-        ("sprint", raw(&f.sprint)),
-        ("release", raw(&f.release)),
-        ("parent", f.parent.clone()),
-    ] {
-        if let Some(v) = v {
-            m.insert(k.into(), json!(v));
-        }
-    }
-    content_echo(m, w);
-    if match_mode != MatchMode::Or {
-        m.insert("match_mode".into(), json!(match_mode.as_str()));
-    }
-    if args.title_exact {
-        m.insert("title_exact".into(), json!(true));
-    }
-    if args.phrase_exact {
-        m.insert("phrase_exact".into(), json!(true));
-    }
-    if threshold > 0.0 {
-        m.insert("score_threshold".into(), number(threshold));
-    }
-    if let Some(limit) = &args.limit {
-        m.insert("limit".into(), json!(limit));
-    }
-}
-
-fn number(v: f64) -> Value {
-    pm_engine::json::number_from_f64(v).map_or(Value::Null, Value::Number)
-}
-
-/// pm's verbose echo (full and fields projections): every key, `null` when unset.
-fn verbose_filter_echo(
-    m: &mut Map<String, Value>,
-    status: &[String],
-    f: &ItemFilterArgs,
-    args: &SearchArgs,
-    match_mode: MatchMode,
-    threshold: f64,
-) {
-    let v = |o: Option<String>| o.map_or(Value::Null, Value::String);
-    let w = &args.windows;
-    m.insert("mode".into(), json!("keyword"));
-    m.insert("match_mode".into(), json!(match_mode.as_str()));
-    m.insert("status".into(), status_echo(status).unwrap_or(json!("all")));
-    m.insert("type".into(), v(raw(&f.item_type)));
-    m.insert("tag".into(), v(raw(&f.tag)));
-    m.insert("priority".into(), v(raw(&f.priority)));
-    m.insert("deadline_before".into(), v(w.deadline_before.clone()));
-    m.insert("deadline_after".into(), v(w.deadline_after.clone()));
-    m.insert("updated_after".into(), v(w.updated_after.clone()));
-    m.insert("updated_before".into(), v(w.updated_before.clone()));
-    m.insert("created_after".into(), v(w.created_after.clone()));
-    m.insert("created_before".into(), v(w.created_before.clone()));
-    m.insert("assignee".into(), v(raw(&f.assignee)));
-    m.insert("sprint".into(), v(raw(&f.sprint)));
-    m.insert("release".into(), v(raw(&f.release)));
-    m.insert("parent".into(), v(f.parent.clone()));
-    content_echo(m, w);
-    m.insert("include_linked".into(), json!(false));
-    m.insert("title_exact".into(), json!(args.title_exact));
-    m.insert("phrase_exact".into(), json!(args.phrase_exact));
-    m.insert("score_threshold".into(), number(threshold));
-    m.insert("hybrid_semantic_weight".into(), Value::Null);
-    m.insert("limit".into(), v(args.limit.clone()));
-    m.insert("runtime_filters".into(), json!({}));
+    let local = args.format.map(|f| match f {
+        SearchFormat::Toon => Format::Toon,
+        SearchFormat::Json | SearchFormat::Ndjson => Format::Json,
+    });
+    let format = ctx.read_output.resolve_format(ctx.format, local);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format).map(CommandOutput::Read)
 }

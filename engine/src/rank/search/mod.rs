@@ -1,7 +1,9 @@
 //! pm's keyword search (index-ranking-bench §3.1): the searchable text of an item ([`text`]),
-//! its score ([`score`]), the hit order ([`order`]) and inline filters ([`inline`]). Pure
-//! functions; candidate selection and paging belong to callers.
+//! its score ([`score`]), the hit order ([`order`]), inline filters ([`inline`]) and
+//! `--highlight` snippets ([`highlight`]). Pure functions; candidate selection and paging
+//! belong to callers.
 
+pub mod highlight;
 pub mod inline;
 pub mod order;
 pub mod score;
@@ -11,10 +13,11 @@ use serde_json::{Map, Value};
 
 use crate::item::canon::js;
 
+pub use highlight::{CONTEXT_CHARS, Highlight, highlights};
 pub use inline::{INLINE_FIELDS, InlineFilters, parse_inline_filters};
 pub use order::{Hit, HitKey, HitOrder, Ranking, compare_hits};
 pub use score::{MatchedFields, SearchOptions, SearchScore, SearchSpec};
-pub use text::{FIELD_NAMES, SearchText, TextView};
+pub use text::{FIELD_NAMES, SearchText, TextView, field_texts};
 
 /// Exact full-id match score.
 pub const EXACT_ID_SCORE: f64 = 1000.0;

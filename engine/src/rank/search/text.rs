@@ -45,24 +45,9 @@ pub struct SearchText {
 impl SearchText {
     /// Returns the searchable text of `doc`.
     pub fn of(doc: &ItemDoc) -> SearchText {
-        let m = &doc.metadata;
-        let raw: [String; FIELD_COUNT] = [
-            str_of(m, "title").to_owned(),
-            str_of(m, "description").to_owned(),
-            tag_text(m),
-            str_of(m, "status").to_owned(),
-            doc.body.clone(),
-            texts(m, "comments"),
-            texts(m, "notes"),
-            texts(m, "learnings"),
-            reminder_text(m),
-            event_text(m),
-            dependency_text(m),
-            plan_text(m),
-        ];
         SearchText {
-            id: super::normalize_phrase(str_of(m, "id")),
-            fields: raw.map(|text| js::lowercase(&text)),
+            id: super::normalize_phrase(str_of(&doc.metadata, "id")),
+            fields: field_texts(doc).map(|text| js::lowercase(&text)),
         }
     }
 
@@ -97,6 +82,26 @@ impl<'a> TextView<'a> {
             fields: self.fields.map(str::to_owned),
         }
     }
+}
+
+/// Returns pm's text of each document field of `doc`, in [`FIELD_NAMES`] order, as written
+/// (before lowercasing): what scoring lowercases and what highlights quote.
+pub fn field_texts(doc: &ItemDoc) -> [String; FIELD_COUNT] {
+    let m = &doc.metadata;
+    [
+        str_of(m, "title").to_owned(),
+        str_of(m, "description").to_owned(),
+        tag_text(m),
+        str_of(m, "status").to_owned(),
+        doc.body.clone(),
+        texts(m, "comments"),
+        texts(m, "notes"),
+        texts(m, "learnings"),
+        reminder_text(m),
+        event_text(m),
+        dependency_text(m),
+        plan_text(m),
+    ]
 }
 
 fn str_of<'a>(meta: &'a Map<String, Value>, key: &str) -> &'a str {

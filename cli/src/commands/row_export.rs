@@ -1,5 +1,6 @@
-//! `pm list --format csv|table|ndjson` and `--stream`: the page's rows without the list
-//! envelope (read-output §1.1). Which encoding applies, the flags they refuse, and the output.
+//! Rows without the read-output envelope (read-output §1.1): `list --format csv|table|ndjson`,
+//! `list --stream` and `search --format ndjson`. Which encoding applies, the flags that need
+//! the envelope and are refused, and the output.
 
 use pm_engine::{Error, Result, UsageKind};
 use serde_json::{Map, Value, json};
@@ -59,7 +60,8 @@ pub enum Export {
     Stream,
 }
 
-fn conflict(detail: String, flag: &str) -> Error {
+/// A usage error: two arguments that cannot be used together.
+pub fn conflict(detail: String, flag: &str) -> Error {
     Error::Usage {
         kind: UsageKind::ConflictingArguments,
         detail,
@@ -70,10 +72,19 @@ fn conflict(detail: String, flag: &str) -> Error {
     }
 }
 
-/// The first flag given that only makes sense inside the envelope.
-fn envelope_flag(ctx: &Ctx, args: &ListArgs) -> Option<&'static str> {
+/// Refuses the flags that only make sense inside the envelope when `spelled` (the row-only
+/// option as typed) prints rows: the universal `--output-*` controls and the command's own
+/// `local` ones (`(given, flag)`, e.g. `--for`, `--token-budget`).
+///
+/// # Errors
+/// `conflicting_arguments` naming the first such flag.
+pub fn refuse_envelope_controls(
+    ctx: &Ctx,
+    spelled: &str,
+    local: &[(bool, &'static str)],
+) -> Result<()> {
     let req = &ctx.read_output;
-    [
+    let universal = [
         (req.format.is_some(), "--output-format"),
         (!req.include.is_empty(), "--output-include"),
         (req.limit.is_some(), "--output-limit"),
@@ -81,11 +92,18 @@ fn envelope_flag(ctx: &Ctx, args: &ListArgs) -> Option<&'static str> {
         (req.session.is_some(), "--output-session"),
         (req.cursor.is_some(), "--output-cursor"),
         (req.row_contract, "--output-row-contract"),
-        (args.intent.is_some(), "--for"),
-        (args.token_budget.is_some(), "--token-budget"),
-    ]
-    .into_iter()
-    .find_map(|(given, flag)| given.then_some(flag))
+    ];
+    match universal
+        .iter()
+        .chain(local)
+        .find_map(|(given, flag)| given.then_some(*flag))
+    {
+        Some(flag) => Err(conflict(
+            format!("{spelled} prints rows without the envelope; {flag} needs the envelope."),
+            flag,
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Resolves how the rows leave (`None`: pm's envelope through the read-output layer), refusing combinations that cannot be honoured: a row-only
@@ -127,12 +145,14 @@ pub fn resolve(ctx: &Ctx, args: &ListArgs) -> Result<Option<Export>> {
     } else {
         format!("--format {}", args.format.map_or("", ListFormat::name))
     };
-    if let Some(flag) = envelope_flag(ctx, args) {
-        return Err(conflict(
-            format!("{spelled} prints rows without the list envelope; {flag} needs the envelope."),
-            flag,
-        ));
-    }
+    refuse_envelope_controls(
+        ctx,
+        &spelled,
+        &[
+            (args.intent.is_some(), "--for"),
+            (args.token_budget.is_some(), "--token-budget"),
+        ],
+    )?;
     if ctx.json_flag && matches!(export, Export::Csv | Export::Table) {
         return Err(conflict(
             format!("--json prints one JSON document; {spelled} prints text rows."),
