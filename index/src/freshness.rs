@@ -82,6 +82,50 @@ pub fn check(
     compare(conn, swept).map_err(CheckError::Sql)
 }
 
+/// What the projection recorded about the sources of one scope: the inputs of the digest
+/// fast path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Recorded {
+    digest: Option<u64>,
+    count: Option<usize>,
+    stale: bool,
+}
+
+impl Recorded {
+    /// Reads the digest, source count and stale mark of `scope` from `conn`.
+    pub(crate) fn read(conn: &Connection, scope: SweepScope) -> rusqlite::Result<Recorded> {
+        let (digest_key, count_key) = scope.meta_keys();
+        Ok(Recorded {
+            digest: meta(conn, digest_key)?
+                .and_then(|d| d.parse::<i64>().ok())
+                .map(from_sql),
+            count: meta(conn, count_key)?.and_then(|c| c.parse::<usize>().ok()),
+            stale: meta(conn, "stale")?.as_deref() == Some("1"),
+        })
+    }
+
+    /// Returns true when `quick` saw exactly the sources recorded (and nothing is marked
+    /// stale); racily clean files still need their content compared.
+    pub(crate) fn confirmed_by(&self, quick: &DigestSweep) -> bool {
+        !self.stale
+            && quick.unreadable_dirs.is_empty()
+            && self.digest == Some(quick.digest)
+            && self.count == Some(quick.count)
+    }
+}
+
+/// The racily clean sources of `scope`, by path.
+pub(crate) fn racy_in_scope(
+    conn: &Connection,
+    scope: SweepScope,
+) -> rusqlite::Result<HashMap<String, SourceRow>> {
+    let mut racy = racy_rows(conn)?;
+    if scope == SweepScope::Items {
+        racy.retain(|_, row| row.kind == crate::source::SourceKind::Item.as_str());
+    }
+    Ok(racy)
+}
+
 /// Confirms freshness from the digest alone (re-hashing only racily clean files); `None` when
 /// the digest, the file count or the stale mark says something changed.
 fn fast_path(
@@ -91,19 +135,10 @@ fn fast_path(
     quick: &DigestSweep,
     scope: SweepScope,
 ) -> rusqlite::Result<Option<Report>> {
-    let (digest_key, count_key) = scope.meta_keys();
-    let stored_digest = meta(conn, digest_key)?
-        .and_then(|d| d.parse::<i64>().ok())
-        .map(from_sql);
-    let stored_count = meta(conn, count_key)?.and_then(|c| c.parse::<usize>().ok());
-    let stale = meta(conn, "stale")?.as_deref() == Some("1");
-    if stale || stored_digest != Some(quick.digest) || stored_count != Some(quick.count) {
+    if !Recorded::read(conn, scope)?.confirmed_by(quick) {
         return Ok(None);
     }
-    let mut racy = racy_rows(conn)?;
-    if scope == SweepScope::Items {
-        racy.retain(|_, row| row.kind == crate::source::SourceKind::Item.as_str());
-    }
+    let racy = racy_in_scope(conn, scope)?;
     let candidates: Vec<(SourceFile, Sig)> = racy
         .keys()
         .filter_map(|rel| {

@@ -129,6 +129,8 @@ pub struct Index<'a> {
     pool: Mutex<Option<(PathBuf, ReadPool)>>,
     /// The widest scope a check confirmed (with `check_once`).
     confirmed: Mutex<Option<SweepScope>>,
+    /// Reads answered while their sweep ran (see [`Index::speculative_answers`]).
+    speculated: std::sync::atomic::AtomicUsize,
 }
 
 /// A connection the current read may use, or the reason it must scan.
@@ -153,7 +155,14 @@ impl<'a> Index<'a> {
             options,
             pool: Mutex::new(None),
             confirmed: Mutex::new(None),
+            speculated: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// Returns how many reads of this facade were answered by a query that ran while its
+    /// freshness sweep did, the sweep then confirming the snapshot (diagnostics and tests).
+    pub fn speculative_answers(&self) -> usize {
+        self.speculated.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Returns the tracker.
@@ -173,16 +182,13 @@ impl<'a> Index<'a> {
     /// back to a scan and are reported as notices.
     pub fn list(&self, query: &Query, sort: &Sort, page: &Page) -> Result<Listing> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
-            let answer = read::list(&conn, self.schema, query, sort, page)
-                .and_then(|slice| read::completeness(&conn).map(|c| (slice, c)));
-            match answer {
-                Ok((slice, (completeness, mut data))) => {
-                    data.extend(notices);
-                    return Ok(slice.into_listing(Source::Index, completeness, data));
-                }
-                Err(e) => self.failed_query(&e, &mut notices),
-            }
+        let answer = self.answer(SweepScope::Items, &mut notices, |conn| {
+            read::list(conn, self.schema, query, sort, page)
+                .and_then(|slice| read::completeness(conn).map(|c| (slice, c)))
+        });
+        if let Some((slice, (completeness, mut data))) = answer {
+            data.extend(notices);
+            return Ok(slice.into_listing(Source::Index, completeness, data));
         }
         let mut listing = self.scan()?.list(query, sort, page);
         listing.notices.extend(notices);
@@ -196,21 +202,18 @@ impl<'a> Index<'a> {
     /// As [`Index::list`].
     pub fn summaries(&self, query: &Query, sort: &Sort) -> Result<Summaries> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
-            let answer = read::select(&conn, self.schema, query, sort)
-                .and_then(|items| read::completeness(&conn).map(|c| (items, c)));
-            match answer {
-                Ok((items, (completeness, mut data))) => {
-                    data.extend(notices);
-                    return Ok(Summaries {
-                        items,
-                        source: Source::Index,
-                        completeness,
-                        notices: data,
-                    });
-                }
-                Err(e) => self.failed_query(&e, &mut notices),
-            }
+        let answer = self.answer(SweepScope::Items, &mut notices, |conn| {
+            read::select(conn, self.schema, query, sort)
+                .and_then(|items| read::completeness(conn).map(|c| (items, c)))
+        });
+        if let Some((items, (completeness, mut data))) = answer {
+            data.extend(notices);
+            return Ok(Summaries {
+                items,
+                source: Source::Index,
+                completeness,
+                notices: data,
+            });
         }
         let outcome = self.scan()?;
         let mut data = outcome.read_notices();
@@ -230,11 +233,8 @@ impl<'a> Index<'a> {
     /// As [`Index::list`].
     pub fn graph_items(&self) -> Result<(Vec<pm_engine::read::graph::GraphItem>, Source)> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
-            match graph::graph_items(&conn) {
-                Ok(items) => return Ok((items, Source::Index)),
-                Err(e) => self.failed_query(&e, &mut notices),
-            }
+        if let Some(items) = self.answer(SweepScope::Items, &mut notices, graph::graph_items) {
+            return Ok((items, Source::Index));
         }
         let outcome = self.scan()?;
         let items = outcome
@@ -251,21 +251,17 @@ impl<'a> Index<'a> {
     /// As [`Index::list`].
     pub fn counts(&self, query: &Query) -> Result<Counts> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
-            let answer = read::counts(&conn, query)
-                .and_then(|rows| read::completeness(&conn).map(|c| (rows, c)));
-            match answer {
-                Ok((rows, (completeness, mut data))) => {
-                    data.extend(notices);
-                    return Ok(Counts {
-                        rows,
-                        source: Source::Index,
-                        completeness,
-                        notices: data,
-                    });
-                }
-                Err(e) => self.failed_query(&e, &mut notices),
-            }
+        let answer = self.answer(SweepScope::Items, &mut notices, |conn| {
+            read::counts(conn, query).and_then(|rows| read::completeness(conn).map(|c| (rows, c)))
+        });
+        if let Some((rows, (completeness, mut data))) = answer {
+            data.extend(notices);
+            return Ok(Counts {
+                rows,
+                source: Source::Index,
+                completeness,
+                notices: data,
+            });
         }
         let outcome = self.scan()?;
         let mut data = outcome.read_notices();
@@ -285,24 +281,21 @@ impl<'a> Index<'a> {
     /// As [`Index::list`]; `io_error` when `history/` cannot be listed on the scan path.
     pub fn stats(&self, query: &Query) -> Result<(Counts, HistoryTotals)> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(SweepScope::All, &mut notices) {
-            let answer = read::counts(&conn, query).and_then(|rows| {
-                let history = totals::from_index(&conn)?;
-                read::completeness(&conn).map(|c| (rows, history, c))
-            });
-            match answer {
-                Ok((rows, history, (completeness, mut data))) => {
-                    data.extend(notices);
-                    let counts = Counts {
-                        rows,
-                        source: Source::Index,
-                        completeness,
-                        notices: data,
-                    };
-                    return Ok((counts, history));
-                }
-                Err(e) => self.failed_query(&e, &mut notices),
-            }
+        let answer = self.answer(SweepScope::All, &mut notices, |conn| {
+            read::counts(conn, query).and_then(|rows| {
+                let history = totals::from_index(conn)?;
+                read::completeness(conn).map(|c| (rows, history, c))
+            })
+        });
+        if let Some((rows, history, (completeness, mut data))) = answer {
+            data.extend(notices);
+            let counts = Counts {
+                rows,
+                source: Source::Index,
+                completeness,
+                notices: data,
+            };
+            return Ok((counts, history));
         }
         let outcome = self.scan()?;
         let mut data = outcome.read_notices();
@@ -323,11 +316,10 @@ impl<'a> Index<'a> {
     /// As [`Index::list`].
     pub fn documents(&self, paths: &[String]) -> Result<(Vec<Option<ItemDoc>>, Source)> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
-            match read::documents(&conn, paths) {
-                Ok(docs) => return Ok((docs, Source::Index)),
-                Err(e) => self.failed_query(&e, &mut notices),
-            }
+        if let Some(docs) = self.answer(SweepScope::Items, &mut notices, |conn| {
+            read::documents(conn, paths)
+        }) {
+            return Ok((docs, Source::Index));
         }
         let canon = pm_engine::item::canon::CanonSchema::from_runtime(self.schema);
         let docs = paths
@@ -347,11 +339,10 @@ impl<'a> Index<'a> {
     /// As [`Index::list`].
     pub fn children(&self, parent_key: &str) -> Result<(Vec<Map<String, Value>>, usize)> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
-            match read::children(&conn, parent_key) {
-                Ok(found) => return Ok(found),
-                Err(e) => self.failed_query(&e, &mut notices),
-            }
+        if let Some(found) = self.answer(SweepScope::Items, &mut notices, |conn| {
+            read::children(conn, parent_key)
+        }) {
+            return Ok(found);
         }
         let outcome = self.scan()?;
         let children = outcome
@@ -385,19 +376,19 @@ impl<'a> Index<'a> {
     pub fn events(&self, query: &EventQuery) -> Result<EventPage> {
         let mut notices = Vec::new();
         let history = self.tracker.root().join("history");
-        if let Path2::Index(conn) = self.prepare(SweepScope::All, &mut notices) {
-            match events::query_events(&conn, query) {
-                Ok(mut page) => match events::fill_entry_lines(&mut page.events, &history) {
-                    Ok(()) => {
-                        page.notices.extend(notices);
-                        return Ok(page);
-                    }
-                    Err(e) => notices.push(Notice::new(
-                        "index_query_failed",
-                        format!("{e}; answered from a scan"),
-                    )),
-                },
-                Err(e) => self.failed_query(&e, &mut notices),
+        let answer = self.answer(SweepScope::All, &mut notices, |conn| {
+            events::query_events(conn, query)
+        });
+        if let Some(mut page) = answer {
+            match events::fill_entry_lines(&mut page.events, &history) {
+                Ok(()) => {
+                    page.notices.extend(notices);
+                    return Ok(page);
+                }
+                Err(e) => notices.push(Notice::new(
+                    "index_query_failed",
+                    format!("{e}; answered from a scan"),
+                )),
             }
         }
         let mut page = maintenance::scan_events(&self.tracker, self.schema, query)?;
@@ -421,19 +412,19 @@ impl<'a> Index<'a> {
                 Ok(())
             }
         };
-        if let Path2::Index(conn) = self.prepare(SweepScope::All, &mut notices) {
-            match events::query_all_events(&conn, query) {
-                Ok(mut page) => match fill(&mut page) {
-                    Ok(()) => {
-                        page.notices.extend(notices);
-                        return Ok(page);
-                    }
-                    Err(e) => notices.push(Notice::new(
-                        "index_query_failed",
-                        format!("{e}; answered from a scan"),
-                    )),
-                },
-                Err(e) => self.failed_query(&e, &mut notices),
+        let answer = self.answer(SweepScope::All, &mut notices, |conn| {
+            events::query_all_events(conn, query)
+        });
+        if let Some(mut page) = answer {
+            match fill(&mut page) {
+                Ok(()) => {
+                    page.notices.extend(notices);
+                    return Ok(page);
+                }
+                Err(e) => notices.push(Notice::new(
+                    "index_query_failed",
+                    format!("{e}; answered from a scan"),
+                )),
             }
         }
         let mut page = maintenance::scan_all_events(&self.tracker, self.schema, query)?;

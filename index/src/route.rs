@@ -1,16 +1,96 @@
 //! How a read is answered: the freshness check (once per command with `check_once`), repair
 //! or rebuild of the projection, the pooled read connection, and the retreat to a scan when the
-//! index cannot answer.
+//! index cannot answer. A fresh projection answers while its sweep runs (`Index::answer`).
 
-use crate::freshness::{self, Report};
+use crate::freshness::{self, Recorded, Report};
 use crate::source::SweepScope;
 use crate::store::{self, Condition, WriterLock};
 use crate::{Index, Path2, apply, indexer, maintenance};
 use pm_engine::notice::Notice;
+use rusqlite::Connection;
 use std::path::Path;
 use std::time::Duration;
 
 impl Index<'_> {
+    /// Answers `query` from the projection when it can; `None` means the read must scan.
+    ///
+    /// The query first runs speculatively, on one read snapshot, while the freshness sweep of
+    /// `scope` runs on another thread; the answer is kept only when the sweep confirms the
+    /// digest recorded in that same snapshot (nothing stale, no racily clean source). Otherwise
+    /// the checked path runs (sweep, repair or rebuild, then the query) — so a fresh
+    /// projection costs the longer of the two instead of their sum, and a stale one the same
+    /// as before plus the discarded query.
+    pub(crate) fn answer<T>(
+        &self,
+        scope: SweepScope,
+        notices: &mut Vec<Notice>,
+        query: impl Fn(&Connection) -> rusqlite::Result<T>,
+    ) -> Option<T> {
+        if let Some(answer) = self.speculate(scope, &query) {
+            return Some(answer);
+        }
+        if let Path2::Index(conn) = self.prepare(scope, notices) {
+            match query(&conn) {
+                Ok(answer) => return Some(answer),
+                Err(e) => self.failed_query(&e, notices),
+            }
+        }
+        None
+    }
+
+    /// The speculative half of [`Index::answer`]: `None` whenever the answer cannot be proven
+    /// fresh without the checked path.
+    fn speculate<T>(
+        &self,
+        scope: SweepScope,
+        query: &dyn Fn(&Connection) -> rusqlite::Result<T>,
+    ) -> Option<T> {
+        if self.options.scan_only {
+            return None;
+        }
+        let covered = *self.confirmed.lock().unwrap_or_else(|e| e.into_inner());
+        if self.options.check_once && covered.is_some() {
+            // An earlier check of this command may cover the scope; prepare() decides.
+            return None;
+        }
+        let (_, _, db) = store::probe(&self.paths, &self.fingerprint).ok()?;
+        let conn = self.connection(&db, &mut Vec::new())?;
+        // One read transaction: the recorded digest and the answer come from one snapshot.
+        conn.execute_batch("BEGIN").ok()?;
+        let answer = self.speculate_in(&conn, scope, query);
+        let _ = conn.execute_batch("COMMIT");
+        if answer.is_some() {
+            self.speculated
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if self.options.check_once {
+                *self.confirmed.lock().unwrap_or_else(|e| e.into_inner()) = Some(scope);
+            }
+        }
+        answer
+    }
+
+    fn speculate_in<T>(
+        &self,
+        conn: &Connection,
+        scope: SweepScope,
+        query: &dyn Fn(&Connection) -> rusqlite::Result<T>,
+    ) -> Option<T> {
+        let recorded = Recorded::read(conn, scope).ok()?;
+        let racy = freshness::racy_in_scope(conn, scope).ok()?;
+        if !racy.is_empty() {
+            return None;
+        }
+        let (tracker, schema) = (&self.tracker, self.schema);
+        let (swept, answer) = std::thread::scope(|s| {
+            let sweep = s.spawn(move || crate::source::digest_sweep(tracker, schema, scope));
+            let answer = query(conn);
+            (sweep.join(), answer)
+        });
+        let swept = swept.ok()?.ok()?;
+        let answer = answer.ok()?;
+        recorded.confirmed_by(&swept).then_some(answer)
+    }
+
     /// Decides how the current read is answered: checks the projection and the freshness of
     /// the sources in `scope` (what the read depends on), repairing or rebuilding it when
     /// possible.

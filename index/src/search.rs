@@ -3,9 +3,9 @@
 //! joined with the candidates of a list query; the scan path scores freshly parsed documents
 //! with the same function.
 
+use crate::Index;
 use crate::read::{self, where_clause};
 use crate::source::{self, SweepScope};
-use crate::{Index, Path2};
 use pm_engine::Result;
 use pm_engine::item::canon::CanonSchema;
 use pm_engine::notice::Notice;
@@ -170,24 +170,21 @@ impl Index<'_> {
         score: impl Fn(&TextView<'_>) -> Option<SearchScore> + Sync,
     ) -> Result<SearchHits> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
+        let answer = self.answer(SweepScope::Items, &mut notices, |conn| {
             let mut ranking = Ranking::new(keep);
-            let answer =
-                scored(&conn, query, &score, &mut ranking).and_then(|()| read::completeness(&conn));
-            match answer {
-                Ok((completeness, mut data)) => {
-                    data.extend(notices);
-                    let (hits, total) = ranking.finish();
-                    return Ok(SearchHits {
-                        hits,
-                        total,
-                        source: Source::Index,
-                        completeness,
-                        notices: data,
-                    });
-                }
-                Err(e) => self.failed_query(&e, &mut notices),
-            }
+            scored(conn, query, &score, &mut ranking)?;
+            read::completeness(conn).map(|c| (ranking, c))
+        });
+        if let Some((ranking, (completeness, mut data))) = answer {
+            data.extend(notices);
+            let (hits, total) = ranking.finish();
+            return Ok(SearchHits {
+                hits,
+                total,
+                source: Source::Index,
+                completeness,
+                notices: data,
+            });
         }
         let outcome = scan::scan(&self.tracker, self.schema)?;
         let candidates = outcome.select(query, &Sort::default_order());

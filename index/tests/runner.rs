@@ -8,3 +8,4 @@ mod test_faults;
 mod test_freshness;
 mod test_rank_rows;
 mod test_search;
+mod test_speculation;
