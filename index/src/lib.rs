@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+pub mod aggregate;
 pub mod apply;
 pub mod digest;
 pub mod events;

@@ -500,6 +500,22 @@ fn compare(index: &Index<'_>, scan: &Index<'_>, q: &QueryGen) -> Result<(), Test
     let a = index.counts(&q.query).map_err(err)?;
     let b = scan.counts(&q.query).map_err(err)?;
     prop_assert_eq!(a.rows, b.rows, "{}", ctx);
+    // Aggregate rows from columns (no tags, numbers from priority only) equal the summaries'.
+    use pm_engine::read::aggregate::{AggregateSpec, GroupField};
+    let spec = AggregateSpec {
+        group_by: GroupField::ALL
+            .into_iter()
+            .filter(|f| *f != GroupField::Tags)
+            .collect(),
+        completion: true,
+        sum: Some("priority".into()),
+        avg: None,
+        include_unparented: true,
+    };
+    let (a, source) = index.aggregate_rows(&q.query, &spec).map_err(err)?;
+    let (b, _) = scan.aggregate_rows(&q.query, &spec).map_err(err)?;
+    prop_assert_eq!(source, Source::Index);
+    prop_assert_eq!(a, b, "{}", ctx);
     Ok(())
 }
 

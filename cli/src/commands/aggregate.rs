@@ -1,7 +1,7 @@
 //! `pm aggregate` (read-output §3.15): grouped item counts for governance queries, with
 //! optional completion, sum and average, over the list-style filters; rows are `groups`.
 
-use pm_engine::query::{Query, Sort};
+use pm_engine::query::Query;
 use pm_engine::read::aggregate::{AggregateSpec, GroupField, NumericTotal, aggregate};
 use pm_engine::schema::load;
 use pm_engine::{Error, Result};
@@ -74,11 +74,8 @@ pub fn cmd_aggregate(ctx: &Ctx, args: &AggregateArgs) -> Result<AggregateOutput>
     };
     args.filters.apply(schema, &mut query)?;
     let index = Index::open(&tracker, schema, index_options(ctx));
-    let corpus = index
-        .summaries(&Query::all(), &Sort::default_order())?
-        .items;
-    let matched = query.filter(&corpus);
-    let result = aggregate(&matched, &spec);
+    let (rows, _) = index.aggregate_rows(&query, &spec)?;
+    let result = aggregate(&rows, &spec);
     let groups: Vec<Value> = result
         .groups
         .iter()

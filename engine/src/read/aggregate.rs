@@ -1,5 +1,6 @@
 //! `pm aggregate` (read-output §3.15): items grouped by one or more fields with a count, and
-//! optionally completion, a sum and an average of a numeric field. Pure over item summaries;
+//! optionally completion, a sum and an average of a numeric field. Pure over
+//! [`AggregateRow`]s (what grouping reads of an item, from a summary or from index columns);
 //! filtering and rendering belong to callers.
 
 use std::cmp::Ordering;
@@ -78,7 +79,7 @@ impl GroupField {
     }
 
     /// The values `item` has for this field: one, or one per tag; `None` is the blank value.
-    fn values(self, item: &ItemSummary) -> Vec<Option<GroupValue>> {
+    fn values(self, item: &AggregateRow) -> Vec<Option<GroupValue>> {
         let text = |v: &Option<String>| {
             v.as_deref()
                 .map(str::trim)
@@ -99,6 +100,58 @@ impl GroupField {
                 .iter()
                 .map(|t| Some(GroupValue::Text(t.clone())))
                 .collect(),
+        }
+    }
+}
+
+/// What grouping reads of one item. Tags and numeric fields other than `priority` come only
+/// from a summary ([`AggregateRow::of`]); the other fields are plain columns, so an index can
+/// produce rows for specs that do not need them ([`AggregateSpec::needs_summaries`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AggregateRow {
+    /// `parent`, as stored.
+    pub parent: Option<String>,
+    /// `type`.
+    pub item_type: String,
+    /// `priority`.
+    pub priority: i64,
+    /// `status`.
+    pub status: String,
+    /// `assignee`, as stored.
+    pub assignee: Option<String>,
+    /// `sprint`, as stored.
+    pub sprint: Option<String>,
+    /// `release`, as stored.
+    pub release: Option<String>,
+    /// `tags` (empty unless the spec groups by tags).
+    pub tags: Vec<String>,
+    /// The status is terminal.
+    pub terminal: bool,
+    /// The spec's `sum` field's finite numeric value.
+    pub sum: Option<f64>,
+    /// The spec's `avg` field's finite numeric value.
+    pub avg: Option<f64>,
+}
+
+impl AggregateRow {
+    /// Returns what `spec` reads of `item`.
+    pub fn of(item: &ItemSummary, spec: &AggregateSpec) -> AggregateRow {
+        AggregateRow {
+            parent: item.parent.clone(),
+            item_type: item.item_type.clone(),
+            priority: item.priority,
+            status: item.status.clone(),
+            assignee: item.assignee.clone(),
+            sprint: item.sprint.clone(),
+            release: item.release.clone(),
+            tags: if spec.group_by.contains(&GroupField::Tags) {
+                item.tags.clone()
+            } else {
+                Vec::new()
+            },
+            terminal: item.is_terminal(),
+            sum: spec.sum.as_deref().and_then(|f| numeric(item, f)),
+            avg: spec.avg.as_deref().and_then(|f| numeric(item, f)),
         }
     }
 }
@@ -155,6 +208,18 @@ pub struct AggregateSpec {
     pub include_unparented: bool,
 }
 
+impl AggregateSpec {
+    /// Returns true when rows need a summary: grouping by tags (stored case) or a numeric
+    /// field other than `priority` (any metadata or custom field).
+    pub fn needs_summaries(&self) -> bool {
+        self.group_by.contains(&GroupField::Tags)
+            || [&self.sum, &self.avg]
+                .into_iter()
+                .flatten()
+                .any(|f| f != "priority")
+    }
+}
+
 /// A numeric field's total over the items of a group that have a finite numeric value.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NumericTotal {
@@ -208,8 +273,8 @@ pub struct Aggregation {
     pub items_skipped_unparented: usize,
 }
 
-/// Groups `items` by `spec`.
-pub fn aggregate(items: &[&ItemSummary], spec: &AggregateSpec) -> Aggregation {
+/// Groups `items` (in default list order) by `spec`.
+pub fn aggregate(items: &[AggregateRow], spec: &AggregateSpec) -> Aggregation {
     let mut out = Aggregation {
         items_considered: items.len(),
         ..Aggregation::default()
@@ -224,8 +289,7 @@ pub fn aggregate(items: &[&ItemSummary], spec: &AggregateSpec) -> Aggregation {
             continue;
         }
         out.items_grouped += 1;
-        let sum = spec.sum.as_deref().and_then(|f| numeric(item, f));
-        let avg = spec.avg.as_deref().and_then(|f| numeric(item, f));
+        let (sum, avg) = (item.sum, item.avg);
         for key in keys(item, &spec.group_by) {
             let slot_key = format!("{key:?}");
             let index = *slots.entry(slot_key).or_insert_with(|| {
@@ -240,7 +304,7 @@ pub fn aggregate(items: &[&ItemSummary], spec: &AggregateSpec) -> Aggregation {
             });
             let group = &mut groups[index];
             group.count += 1;
-            group.done += usize::from(item.is_terminal());
+            group.done += usize::from(item.terminal);
             for (total, value) in [(&mut group.sum, sum), (&mut group.avg, avg)] {
                 if let Some(v) = value {
                     total.sum += v;
@@ -262,7 +326,7 @@ pub fn aggregate(items: &[&ItemSummary], spec: &AggregateSpec) -> Aggregation {
 }
 
 /// Every combination of the item's values for the group-by fields (tags multiply).
-fn keys(item: &ItemSummary, fields: &[GroupField]) -> Vec<Vec<(GroupField, Option<GroupValue>)>> {
+fn keys(item: &AggregateRow, fields: &[GroupField]) -> Vec<Vec<(GroupField, Option<GroupValue>)>> {
     let mut combos: Vec<Vec<(GroupField, Option<GroupValue>)>> = vec![Vec::new()];
     for field in fields {
         let values = field.values(item);
@@ -352,11 +416,29 @@ mod tests {
         }
     }
 
+    fn rows(items: &[ItemSummary], spec: &AggregateSpec) -> Vec<AggregateRow> {
+        items.iter().map(|i| AggregateRow::of(i, spec)).collect()
+    }
+
+    #[test]
+    fn only_tags_and_non_priority_numbers_need_summaries() {
+        let mut sp = spec(&[GroupField::Type]);
+        assert!(
+            sp.needs_summaries(),
+            "estimated_minutes is a metadata field"
+        );
+        sp.sum = Some("priority".into());
+        sp.avg = None;
+        assert!(!sp.needs_summaries());
+        sp.group_by.push(GroupField::Tags);
+        assert!(sp.needs_summaries());
+    }
+
     #[test]
     fn groups_are_ordered_labelled_and_counted() {
         let items = corpus();
-        let refs: Vec<&ItemSummary> = items.iter().collect();
-        let agg = aggregate(&refs, &spec(&[GroupField::Type, GroupField::Status]));
+        let sp = spec(&[GroupField::Type, GroupField::Status]);
+        let agg = aggregate(&rows(&items, &sp), &sp);
         let labels: Vec<String> = agg.groups.iter().map(Group::label).collect();
         assert_eq!(
             labels,
@@ -381,8 +463,8 @@ mod tests {
     #[test]
     fn tags_multiply_and_blanks_come_last() {
         let items = corpus();
-        let refs: Vec<&ItemSummary> = items.iter().collect();
-        let agg = aggregate(&refs, &spec(&[GroupField::Tags]));
+        let sp = spec(&[GroupField::Tags]);
+        let agg = aggregate(&rows(&items, &sp), &sp);
         let counts: Vec<(String, usize)> =
             agg.groups.iter().map(|g| (g.label(), g.count)).collect();
         assert_eq!(
@@ -394,7 +476,8 @@ mod tests {
             ]
         );
         assert_eq!(agg.items_grouped, 4);
-        let by_assignee = aggregate(&refs, &spec(&[GroupField::Assignee]));
+        let sp = spec(&[GroupField::Assignee]);
+        let by_assignee = aggregate(&rows(&items, &sp), &sp);
         let labels: Vec<String> = by_assignee.groups.iter().map(Group::label).collect();
         assert_eq!(labels, ["assignee=ann", "assignee=(unassigned)"]);
     }
@@ -402,8 +485,8 @@ mod tests {
     #[test]
     fn unparented_items_are_skipped_unless_asked_for() {
         let items = corpus();
-        let refs: Vec<&ItemSummary> = items.iter().collect();
-        let skipped = aggregate(&refs, &spec(&[GroupField::Parent]));
+        let sp = spec(&[GroupField::Parent]);
+        let skipped = aggregate(&rows(&items, &sp), &sp);
         assert_eq!(skipped.groups.len(), 1);
         assert_eq!(
             (skipped.items_grouped, skipped.items_skipped_unparented),
@@ -411,7 +494,7 @@ mod tests {
         );
         let mut with = spec(&[GroupField::Parent]);
         with.include_unparented = true;
-        let kept = aggregate(&refs, &with);
+        let kept = aggregate(&rows(&items, &with), &with);
         let labels: Vec<String> = kept.groups.iter().map(Group::label).collect();
         assert_eq!(labels, ["parent=pm-e", "parent=(unparented)"]);
         assert_eq!(kept.items_skipped_unparented, 0);
@@ -420,8 +503,8 @@ mod tests {
     #[test]
     fn priority_groups_are_numeric_and_parse_accepts_tag() {
         let items = corpus();
-        let refs: Vec<&ItemSummary> = items.iter().collect();
-        let agg = aggregate(&refs, &spec(&[GroupField::Priority]));
+        let sp = spec(&[GroupField::Priority]);
+        let agg = aggregate(&rows(&items, &sp), &sp);
         assert_eq!(agg.groups[0].key[0].1, Some(GroupValue::Number(0)));
         assert_eq!(GroupField::parse(" Tag "), Some(GroupField::Tags));
         assert_eq!(GroupField::parse("owner"), None);
