@@ -8,7 +8,7 @@ use crate::events::project_stream;
 use crate::freshness::Change;
 use crate::indexer::RACY_WINDOW_NS;
 use crate::project::{ProjectContext, Projected, Projection, project};
-use crate::rows::{SourceRow, remove_source, set_meta, source_row, write_projected};
+use crate::rows::{RowWriter, SourceRow, remove_source, set_meta, source_row};
 use crate::source::{Sig, SourceFile, SourceKind};
 use crate::store::WriterLock;
 use pm_engine::commit::Commit;
@@ -55,6 +55,7 @@ pub fn apply_changes(
     let tx = conn.transaction().map_err(ApplyError::Sql)?;
     let mut totals = DigestTotals::load(&tx).map_err(ApplyError::Sql)?;
     let mut report = ApplyReport::default();
+    let mut writer = RowWriter::new(&tx).map_err(ApplyError::Sql)?;
     for (old, new) in old_rows.iter().zip(projected) {
         let appending = new.as_ref().is_some_and(|(_, append)| *append);
         if let Some(old) = old {
@@ -63,7 +64,7 @@ pub fn apply_changes(
         }
         match new {
             Some((p, append)) if !matches!(p.projection, Projection::Vanished) => {
-                let added = write_projected(&tx, &p).map_err(ApplyError::Sql)?;
+                let added = writer.write(&p).map_err(ApplyError::Sql)?;
                 totals.add(p.file.kind, added);
                 report.upserted += 1;
                 report.appended_streams += usize::from(append);
@@ -71,6 +72,7 @@ pub fn apply_changes(
             _ => report.removed += usize::from(old.is_some()),
         }
     }
+    drop(writer);
     totals.store(&tx).map_err(ApplyError::Sql)?;
     set_meta(&tx, "stale", "0").map_err(ApplyError::Sql)?;
     tx.commit().map_err(ApplyError::Sql)?;

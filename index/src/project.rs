@@ -8,12 +8,13 @@ use crate::source::{Sig, SourceFile, SourceKind};
 use pm_engine::item::ItemDoc;
 use pm_engine::item::canon::CanonSchema;
 use pm_engine::item::codec::parse_item;
+use pm_engine::json::{is_array_index, to_compact, write_string};
 use pm_engine::rank::search::SearchText;
 use pm_engine::scan::{UnreadableFile, unreadable};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::{ItemSummary, heavy_metadata};
 use pm_engine::{Error, IoResultExt};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A linked file or doc (`files[]`, `docs[]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,15 +210,39 @@ pub fn item_record(
     }
     let summary = ItemSummary::from_item(doc, item, schema);
     ItemRecord {
-        light_json: pm_engine::json::to_compact(&Value::Object(summary.light.clone())),
+        light_json: compact_object(&summary.light),
         summary,
         body: doc.body.clone(),
-        heavy: (!heavy.is_empty()).then(|| pm_engine::json::to_compact(&Value::Object(heavy))),
+        heavy: (!heavy.is_empty()).then(|| to_compact(&Value::Object(heavy))),
         files: links("files"),
         docs: links("docs"),
         annotations,
         search: SearchText::of(doc),
     }
+}
+
+/// Returns `pm_engine::json::to_compact` of an object without copying it into a `Value` first.
+/// JavaScript enumerates array-index keys before the others; without such keys the output
+/// order is the insertion order, which is written directly.
+fn compact_object(map: &Map<String, Value>) -> String {
+    if map.keys().any(|k| is_array_index(k)) {
+        return to_compact(&Value::Object(map.clone()));
+    }
+    let mut out = String::with_capacity(1024);
+    out.push('{');
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(&mut out, key);
+        out.push(':');
+        match value {
+            Value::String(text) => write_string(&mut out, text),
+            other => out.push_str(&to_compact(other)),
+        }
+    }
+    out.push('}');
+    out
 }
 
 fn text(entry: &Value, key: &str) -> String {
@@ -226,4 +251,33 @@ fn text(entry: &Value, key: &str) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn compact_object_is_to_compact() {
+        let cases = [
+            json!({}),
+            json!({"id": "pm-1", "title": "Quote \" and \\ and \u{1} and é", "priority": 2,
+                   "estimate": 1.5, "big": 1e21, "none": null, "done": false,
+                   "tags": ["a", "b"], "dependencies": [{"id": "pm-2", "kind": "blocks"}]}),
+            // JavaScript enumerates array-index keys first, in ascending order.
+            json!({"title": "x", "10": 1, "2": "two", "id": "pm-3"}),
+        ];
+        for case in cases {
+            let map = object(case.clone());
+            assert_eq!(compact_object(&map), to_compact(&case), "{case}");
+        }
+    }
 }

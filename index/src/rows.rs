@@ -8,7 +8,7 @@ use crate::project::{ItemRecord, Projected, Projection};
 use crate::source::Sig;
 use pm_engine::scan::UnreadableFile;
 use pm_engine::summary::field_match_values;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Statement, params};
 use serde_json::Value;
 
 /// The stored bookkeeping row of a source.
@@ -79,61 +79,227 @@ pub fn read_source_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
     })
 }
 
-/// Writes one projected source (its rows and its bookkeeping row). The caller has removed any
-/// previous rows of the same path, except history events kept for an append.
-///
-/// Returns the digest contribution of the source.
-///
-/// # Errors
-/// SQLite failures.
-pub fn write_projected(conn: &Connection, p: &Projected) -> rusqlite::Result<u64> {
-    let mut row = SourceRow {
-        path: p.file.rel.clone(),
-        kind: p.file.kind.as_str().to_string(),
-        sig: p.sig,
-        racy: p.racy,
-        content_hash: p.content_hash,
-        item_key: None,
-        error_code: None,
-        error_message: None,
-        projected_len: None,
-        entry_count: None,
-        prefix_hash: None,
-    };
-    match &p.projection {
-        Projection::Vanished => return Ok(0),
-        Projection::Item(record) => row.item_key = Some(insert_item(conn, record)?),
-        Projection::Unreadable(UnreadableFile { code, message, .. }) => {
-            row.error_code = Some(code.clone());
-            row.error_message = Some(message.clone());
-        }
-        Projection::History(stream) => {
-            insert_events(conn, stream)?;
-            row.projected_len = Some(i64::try_from(stream.projected_len).unwrap_or(i64::MAX));
-            row.entry_count = Some(stream.entry_count);
-            row.prefix_hash = Some(stream.prefix_hash);
-            if let Some((code, message)) = &stream.error {
+/// The prepared insert statements of one write transaction (a full build or an apply): each
+/// statement is compiled once and kept, instead of being looked up by its SQL text in the
+/// connection's statement cache for every row.
+pub struct RowWriter<'c> {
+    items: Statement<'c>,
+    tags: Statement<'c>,
+    deps: Statement<'c>,
+    fields: Statement<'c>,
+    files: Statement<'c>,
+    docs: Statement<'c>,
+    content: Statement<'c>,
+    search: Statement<'c>,
+    text: Statement<'c>,
+    sources: Statement<'c>,
+    events: Statement<'c>,
+}
+
+const INSERT_ITEM: &str = "INSERT INTO items (path, format, id, title, type, status, status_class,
+         terminal, priority, parent, assignee, sprint, release, created_at, created_ms,
+         updated_at, updated_ms, deadline, deadline_ms, closed_at, closed_ms, blocked_by, risk,
+         has_confidence, has_estimate, has_acceptance_criteria, has_resolution, has_reviewer,
+         has_body, has_linked_command, n_comments, n_notes, n_learnings, n_files, n_docs,
+         n_tests, n_test_runs, n_deps, light_json)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+         ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33,
+         ?34, ?35, ?36, ?37, ?38, ?39)";
+
+const UPSERT_SOURCE: &str = "INSERT OR REPLACE INTO sources (path, kind, size, mtime_ns, ctime_ns,
+         inode, racy, content_hash, item_key, error_code, error_message, projected_len,
+         entry_count, prefix_hash)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+
+const INSERT_EVENT: &str = "INSERT OR REPLACE INTO events (stream, position, ts, author, op,
+         agent_harness, agent_instance, message, patch_count, line_offset, line_len)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+
+impl<'c> RowWriter<'c> {
+    /// Prepares the statements on `conn` (inside the caller's transaction).
+    ///
+    /// # Errors
+    /// SQLite failures.
+    pub fn new(conn: &'c Connection) -> rusqlite::Result<RowWriter<'c>> {
+        let link = |table: &str| {
+            conn.prepare(&format!(
+                "INSERT INTO {table} (item_key, position, path, scope, note)
+                 VALUES (?1, ?2, ?3, ?4, ?5)"
+            ))
+        };
+        Ok(RowWriter {
+            items: conn.prepare(INSERT_ITEM)?,
+            tags: conn
+                .prepare("INSERT OR IGNORE INTO item_tags (item_key, tag) VALUES (?1, ?2)")?,
+            deps: conn.prepare(
+                "INSERT INTO item_deps (item_key, position, target_id, kind)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?,
+            fields: conn.prepare(
+                "INSERT OR IGNORE INTO item_fields (item_key, key, value) VALUES (?1, ?2, ?3)",
+            )?,
+            files: link("item_files")?,
+            docs: link("item_docs")?,
+            content: conn.prepare(
+                "INSERT INTO item_content (item_key, body, heavy_json) VALUES (?1, ?2, ?3)",
+            )?,
+            search: conn.prepare(
+                "INSERT INTO item_search (rowid, title, description, tags, body, annotations)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?,
+            text: conn.prepare(crate::search::INSERT_TEXT)?,
+            sources: conn.prepare(UPSERT_SOURCE)?,
+            events: conn.prepare(INSERT_EVENT)?,
+        })
+    }
+
+    /// Writes one projected source (its rows and its bookkeeping row). The caller has removed
+    /// any previous rows of the same path, except history events kept for an append.
+    ///
+    /// Returns the digest contribution of the source.
+    ///
+    /// # Errors
+    /// SQLite failures.
+    pub fn write(&mut self, p: &Projected) -> rusqlite::Result<u64> {
+        let mut row = SourceRow {
+            path: p.file.rel.clone(),
+            kind: p.file.kind.as_str().to_string(),
+            sig: p.sig,
+            racy: p.racy,
+            content_hash: p.content_hash,
+            item_key: None,
+            error_code: None,
+            error_message: None,
+            projected_len: None,
+            entry_count: None,
+            prefix_hash: None,
+        };
+        match &p.projection {
+            Projection::Vanished => return Ok(0),
+            Projection::Item(record) => row.item_key = Some(self.insert_item(record)?),
+            Projection::Unreadable(UnreadableFile { code, message, .. }) => {
                 row.error_code = Some(code.clone());
                 row.error_message = Some(message.clone());
             }
+            Projection::History(stream) => {
+                self.insert_events(stream)?;
+                row.projected_len = Some(i64::try_from(stream.projected_len).unwrap_or(i64::MAX));
+                row.entry_count = Some(stream.entry_count);
+                row.prefix_hash = Some(stream.prefix_hash);
+                if let Some((code, message)) = &stream.error {
+                    row.error_code = Some(code.clone());
+                    row.error_message = Some(message.clone());
+                }
+            }
         }
+        bind_source(&mut self.sources, &row)?;
+        Ok(p.sig.contribution(&p.file.rel))
     }
-    upsert_source(conn, &row)?;
-    Ok(p.sig.contribution(&p.file.rel))
+
+    fn insert_item(&mut self, record: &ItemRecord) -> rusqlite::Result<i64> {
+        let s = &record.summary;
+        let c = &s.facts.counts;
+        let key = self.items.insert(params![
+            s.path,
+            format_name(s.format),
+            s.id,
+            s.title,
+            s.item_type,
+            s.status,
+            s.status_class.as_str(),
+            s.is_terminal(),
+            s.priority,
+            s.parent,
+            s.assignee,
+            s.sprint,
+            s.release,
+            s.created_at,
+            s.created_ms,
+            s.updated_at,
+            s.updated_ms,
+            s.deadline,
+            s.deadline_ms,
+            s.closed_at,
+            s.closed_ms,
+            s.blocked_by,
+            s.risk,
+            s.confidence.is_some(),
+            s.estimated_minutes.is_some(),
+            s.has_acceptance_criteria,
+            s.has_resolution,
+            s.has_reviewer,
+            s.facts.has_body,
+            s.facts.has_linked_command,
+            c.comments,
+            c.notes,
+            c.learnings,
+            c.files,
+            c.docs,
+            c.tests,
+            c.test_runs,
+            i64::try_from(s.dependencies.len()).unwrap_or(i64::MAX),
+            record.light_json,
+        ])?;
+        for t in &s.tags {
+            self.tags
+                .execute(params![key, pm_engine::query::tag_key(t)])?;
+        }
+        for (i, d) in s.dependencies.iter().enumerate() {
+            self.deps.execute(params![key, i as i64, d.id, d.kind])?;
+        }
+        for (k, v) in &s.fields {
+            for value in field_match_values(v) {
+                self.fields.execute(params![key, k, value])?;
+            }
+        }
+        for (stmt, links) in [
+            (&mut self.files, &record.files),
+            (&mut self.docs, &record.docs),
+        ] {
+            for (i, l) in links.iter().enumerate() {
+                stmt.execute(params![key, i as i64, l.path, l.scope, l.note])?;
+            }
+        }
+        self.content
+            .execute(params![key, record.body, record.heavy])?;
+        self.search.execute(params![
+            key,
+            s.title,
+            s.light
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            s.tags.join(" "),
+            record.body,
+            record.annotations,
+        ])?;
+        self.text
+            .execute(params![key, crate::search::encode(&record.search)])?;
+        Ok(key)
+    }
+
+    fn insert_events(&mut self, stream: &StreamProjection) -> rusqlite::Result<()> {
+        for e in &stream.events {
+            self.events.execute(params![
+                e.stream,
+                e.position,
+                e.ts,
+                e.author,
+                e.op,
+                e.agent_harness,
+                e.agent_instance,
+                e.message,
+                e.patch_count,
+                i64::try_from(e.line_offset).unwrap_or(i64::MAX),
+                i64::try_from(e.line_len).unwrap_or(i64::MAX),
+            ])?;
+        }
+        Ok(())
+    }
 }
 
-/// Inserts or replaces a source row.
-///
-/// # Errors
-/// SQLite failures.
-pub fn upsert_source(conn: &Connection, row: &SourceRow) -> rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO sources (path, kind, size, mtime_ns, ctime_ns, inode, racy,
-             content_hash, item_key, error_code, error_message, projected_len, entry_count,
-             prefix_hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-    )?
-    .execute(params![
+fn bind_source(stmt: &mut Statement<'_>, row: &SourceRow) -> rusqlite::Result<()> {
+    stmt.execute(params![
         row.path,
         row.kind,
         i64::try_from(row.sig.size).unwrap_or(i64::MAX),
@@ -179,112 +345,6 @@ pub fn remove_source(
     Ok(row.sig.contribution(&row.path))
 }
 
-fn insert_item(conn: &Connection, record: &ItemRecord) -> rusqlite::Result<i64> {
-    let s = &record.summary;
-    let c = &s.facts.counts;
-    conn.prepare_cached(
-        "INSERT INTO items (path, format, id, title, type, status, status_class, terminal,
-             priority, parent, assignee, sprint, release, created_at, created_ms, updated_at,
-             updated_ms, deadline, deadline_ms, closed_at, closed_ms, blocked_by, risk,
-             has_confidence, has_estimate, has_acceptance_criteria, has_resolution, has_reviewer,
-             has_body, has_linked_command, n_comments, n_notes, n_learnings, n_files, n_docs,
-             n_tests, n_test_runs, n_deps, light_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33,
-             ?34, ?35, ?36, ?37, ?38, ?39)",
-    )?
-    .execute(params![
-        s.path,
-        format_name(s.format),
-        s.id,
-        s.title,
-        s.item_type,
-        s.status,
-        s.status_class.as_str(),
-        s.is_terminal(),
-        s.priority,
-        s.parent,
-        s.assignee,
-        s.sprint,
-        s.release,
-        s.created_at,
-        s.created_ms,
-        s.updated_at,
-        s.updated_ms,
-        s.deadline,
-        s.deadline_ms,
-        s.closed_at,
-        s.closed_ms,
-        s.blocked_by,
-        s.risk,
-        s.confidence.is_some(),
-        s.estimated_minutes.is_some(),
-        s.has_acceptance_criteria,
-        s.has_resolution,
-        s.has_reviewer,
-        s.facts.has_body,
-        s.facts.has_linked_command,
-        c.comments,
-        c.notes,
-        c.learnings,
-        c.files,
-        c.docs,
-        c.tests,
-        c.test_runs,
-        i64::try_from(s.dependencies.len()).unwrap_or(i64::MAX),
-        record.light_json,
-    ])?;
-    let key = conn.last_insert_rowid();
-    let mut tag =
-        conn.prepare_cached("INSERT OR IGNORE INTO item_tags (item_key, tag) VALUES (?1, ?2)")?;
-    for t in &s.tags {
-        tag.execute(params![key, pm_engine::query::tag_key(t)])?;
-    }
-    let mut dep = conn.prepare_cached(
-        "INSERT INTO item_deps (item_key, position, target_id, kind) VALUES (?1, ?2, ?3, ?4)",
-    )?;
-    for (i, d) in s.dependencies.iter().enumerate() {
-        dep.execute(params![key, i as i64, d.id, d.kind])?;
-    }
-    let mut field = conn.prepare_cached(
-        "INSERT OR IGNORE INTO item_fields (item_key, key, value) VALUES (?1, ?2, ?3)",
-    )?;
-    for (k, v) in &s.fields {
-        for value in field_match_values(v) {
-            field.execute(params![key, k, value])?;
-        }
-    }
-    for (table, links) in [("item_files", &record.files), ("item_docs", &record.docs)] {
-        let mut link = conn.prepare_cached(&format!(
-            "INSERT INTO {table} (item_key, position, path, scope, note) VALUES (?1, ?2, ?3, ?4, ?5)"
-        ))?;
-        for (i, l) in links.iter().enumerate() {
-            link.execute(params![key, i as i64, l.path, l.scope, l.note])?;
-        }
-    }
-    conn.prepare_cached(
-        "INSERT INTO item_content (item_key, body, heavy_json) VALUES (?1, ?2, ?3)",
-    )?
-    .execute(params![key, record.body, record.heavy])?;
-    conn.prepare_cached(
-        "INSERT INTO item_search (rowid, title, description, tags, body, annotations)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![
-        key,
-        s.title,
-        s.light
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default(),
-        s.tags.join(" "),
-        record.body,
-        record.annotations,
-    ])?;
-    crate::search::insert_text(conn, key, &record.search)?;
-    Ok(key)
-}
-
 fn delete_item(conn: &Connection, key: i64) -> rusqlite::Result<()> {
     for table in [
         "items",
@@ -301,30 +361,6 @@ fn delete_item(conn: &Connection, key: i64) -> rusqlite::Result<()> {
     }
     conn.prepare_cached("DELETE FROM item_search WHERE rowid = ?1")?
         .execute([key])?;
-    Ok(())
-}
-
-fn insert_events(conn: &Connection, stream: &StreamProjection) -> rusqlite::Result<()> {
-    let mut insert = conn.prepare_cached(
-        "INSERT OR REPLACE INTO events (stream, position, ts, author, op, agent_harness,
-             agent_instance, message, patch_count, line_offset, line_len)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    for e in &stream.events {
-        insert.execute(params![
-            e.stream,
-            e.position,
-            e.ts,
-            e.author,
-            e.op,
-            e.agent_harness,
-            e.agent_instance,
-            e.message,
-            e.patch_count,
-            i64::try_from(e.line_offset).unwrap_or(i64::MAX),
-            i64::try_from(e.line_len).unwrap_or(i64::MAX),
-        ])?;
-    }
     Ok(())
 }
 

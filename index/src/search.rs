@@ -15,7 +15,7 @@ use pm_engine::rank::search::{Hit, HitKey, HitOrder, Ranking, SearchScore, Searc
 use pm_engine::scan;
 use pm_engine::summary::ItemSummary;
 use rayon::prelude::*;
-use rusqlite::{Connection, params, params_from_iter};
+use rusqlite::{Connection, params_from_iter};
 
 /// The ranked hits of a search with provenance.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,15 +74,8 @@ pub(crate) fn decode(blob: &[u8]) -> Result<TextView<'_>, String> {
     })
 }
 
-/// Stores the searchable text of item `key`.
-///
-/// # Errors
-/// SQLite failures.
-pub(crate) fn insert_text(conn: &Connection, key: i64, text: &SearchText) -> rusqlite::Result<()> {
-    conn.prepare_cached("INSERT INTO item_text (item_key, text) VALUES (?1, ?2)")?
-        .execute(params![key, encode(text)])?;
-    Ok(())
-}
+/// Stores the searchable text of an item: bind the item key and [`encode`]d text.
+pub(crate) const INSERT_TEXT: &str = "INSERT INTO item_text (item_key, text) VALUES (?1, ?2)";
 
 /// Returns the view of the blob in column `at`.
 fn read_text<'r>(row: &'r rusqlite::Row<'_>, at: usize) -> rusqlite::Result<TextView<'r>> {
