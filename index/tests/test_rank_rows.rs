@@ -224,7 +224,7 @@ fn corpus_rank_rows_equal_scan_rows() -> Result<(), Box<dyn std::error::Error>> 
     };
     same_corpus(&index, &scan, &query).map_err(|e| e.to_string())?;
     let rows = index.rank_corpus(&query)?;
-    assert!(rows.items.iter().any(|r| r.order.is_some()));
+    assert!(rows.items.iter().any(|r| r.order().is_some()));
     assert!(rows.items.iter().any(|r| r.has_schedule));
     Ok(())
 }
