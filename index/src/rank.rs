@@ -9,13 +9,10 @@ use crate::{Index, Path2};
 use pm_engine::Result;
 use pm_engine::notice::Notice;
 use pm_engine::query::{Query, Sort, Source};
-use pm_engine::rank::item::{
-    BLOCKING_KINDS, Interner, RankItem, SCHEDULE_KEYS, light_has_schedule, light_order,
-};
+use pm_engine::rank::item::{BLOCKING_KINDS, Interner, LightProbe, RankExtra, RankItem};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::{DependencyRef, ItemSummary, StatusClass};
 use rusqlite::{Connection, params_from_iter};
-use serde_json::{Map, Value};
 
 /// Every item of a tracker as ranking rows, in default order, with the matches of a query.
 pub struct RankCorpus {
@@ -75,45 +72,99 @@ pub fn rank_items(
          FROM items ORDER BY item_key",
     )?;
     let mut interner = Interner::default();
+    let probe = LightProbe::default();
+    let mut classes: Vec<(std::sync::Arc<str>, StatusClass)> = Vec::new();
     let mut rows = stmt.query([])?;
     let mut items: Vec<RankItem> = Vec::with_capacity(order.len());
     while let Some(r) = rows.next()? {
+        let status = interner.get(r.get_ref(4)?.as_str()?);
+        let status_class = match classes.iter().find(|(s, _)| *s == status) {
+            Some((_, class)) => *class,
+            None => {
+                let class = StatusClass::of(&status, schema);
+                classes.push((std::sync::Arc::clone(&status), class));
+                class
+            }
+        };
+        let item_type = interner.get(r.get_ref(3)?.as_str()?);
+        if status_class == StatusClass::Terminal {
+            // A terminal row keeps only what blockers and roll-ups read (`RankItem`).
+            items.push(RankItem {
+                key: r.get(0)?,
+                id: r.get_ref(1)?.as_str()?.into(),
+                title: Box::default(),
+                item_type,
+                status,
+                status_class,
+                priority: r.get(5)?,
+                parent: r.get_ref(6)?.as_str_or_null()?.map(|p| interner.get(p)),
+                assignee: None,
+                updated_ms: None,
+                extra: RankExtra {
+                    blocked_by: boxed(r, 12)?,
+                    ..RankExtra::default()
+                }
+                .boxed(),
+                knowledge: 0,
+                light_len: 0,
+                has_schedule: false,
+            });
+            continue;
+        }
         let light = r.get_ref(14)?.as_str()?;
-        let (order, has_schedule) = light_facts(light);
-        let status: String = r.get(4)?;
-        let item_type = r.get_ref(3)?.as_str()?;
+        let (order, has_schedule) = probe.facts(light);
         items.push(RankItem {
             key: r.get(0)?,
             id: r.get_ref(1)?.as_str()?.into(),
             title: r.get_ref(2)?.as_str()?.into(),
-            item_type: interner.get(item_type),
-            status_class: StatusClass::of(&status, schema),
-            status: interner.get(&status),
+            item_type,
+            status_class,
+            status,
             priority: r.get(5)?,
-            parent: boxed(r, 6)?,
-            assignee: boxed(r, 7)?,
+            parent: r.get_ref(6)?.as_str_or_null()?.map(|p| interner.get(p)),
+            assignee: r.get_ref(7)?.as_str_or_null()?.map(|a| interner.get(a)),
             updated_ms: r.get(8)?,
-            deadline: boxed(r, 9)?,
-            deadline_ms: r.get(10)?,
-            order,
-            risk: boxed(r, 11)?,
-            blocked_by: boxed(r, 12)?,
-            blocking: Vec::new(),
+            extra: RankExtra {
+                deadline: boxed(r, 9)?,
+                deadline_ms: r.get(10)?,
+                order,
+                risk: boxed(r, 11)?,
+                blocked_by: boxed(r, 12)?,
+                blocking: Vec::new(),
+            }
+            .boxed(),
             knowledge: r.get(13)?,
             light_len: light.len(),
             has_schedule,
         });
     }
-    // `items` is in key order: place each row at its position in the default order.
+    // `items` is in key order: move each row to its position in the default order, in place
+    // (rows missing from the order, if another process wrote in between, go last).
     let mut position = vec![usize::MAX; items.len()];
     for (pos, key) in order.iter().enumerate() {
-        if let Ok(i) = items.binary_search_by_key(key, |s| s.key) {
+        if let Ok(i) = items.binary_search_by_key(key, |s| s.key)
+            && position[i] == usize::MAX
+        {
             position[i] = pos;
         }
     }
-    let mut placed: Vec<(usize, RankItem)> = position.into_iter().zip(items).collect();
-    placed.sort_unstable_by_key(|(pos, _)| *pos);
-    let mut items: Vec<RankItem> = placed.into_iter().map(|(_, s)| s).collect();
+    let mut ranked: Vec<(usize, usize)> = position
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (p, i))
+        .collect();
+    ranked.sort_unstable();
+    let mut target = vec![0usize; items.len()];
+    for (dest, (_, i)) in ranked.into_iter().enumerate() {
+        target[i] = dest;
+    }
+    for i in 0..items.len() {
+        while target[i] != i {
+            let j = target[i];
+            items.swap(i, j);
+            target.swap(i, j);
+        }
+    }
     let mut by_key: Vec<(i64, usize)> = items.iter().enumerate().map(|(i, s)| (s.key, i)).collect();
     by_key.sort_unstable();
     let kinds: Vec<String> = BLOCKING_KINDS.iter().map(|k| format!("'{k}'")).collect();
@@ -126,7 +177,8 @@ pub fn rank_items(
     while let Some(r) = rows.next()? {
         let key: i64 = r.get(0)?;
         if let Ok(i) = by_key.binary_search_by_key(&key, |(k, _)| *k) {
-            items[by_key[i].1].blocking.push(DependencyRef {
+            let extra = items[by_key[i].1].extra.get_or_insert_with(Box::default);
+            extra.blocking.push(DependencyRef {
                 id: r.get(1)?,
                 kind: r.get(2)?,
             });
@@ -143,25 +195,6 @@ pub fn rank_items(
 
 fn boxed(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Box<str>>> {
     Ok(r.get_ref(i)?.as_str_or_null()?.map(Box::from))
-}
-
-/// Returns `order` and the schedule flag of a light metadata text, parsing it only when it
-/// names one of those keys.
-fn light_facts(light: &str) -> (Option<f64>, bool) {
-    // A key of compact JSON is written `"key":`; `SCHEDULE_KEYS` are `reminders` and `events`.
-    const NEEDLES: [&str; 3] = ["\"order\":", "\"reminders\":", "\"events\":"];
-    debug_assert!(
-        SCHEDULE_KEYS
-            .iter()
-            .all(|k| NEEDLES.contains(&format!("\"{k}\":").as_str()))
-    );
-    if !NEEDLES.iter().any(|n| light.contains(n)) {
-        return (None, false);
-    }
-    match serde_json::from_str::<Map<String, Value>>(light) {
-        Ok(map) => (light_order(&map), light_has_schedule(&map)),
-        Err(_) => (None, false),
-    }
 }
 
 /// Returns the summaries of the items with the given row keys, in that order (`None` for a

@@ -7,9 +7,9 @@ use pm_engine::Result;
 use pm_engine::query::{Query, StatusFilter};
 use pm_engine::rank::context::focus;
 use pm_engine::rank::critical::is_in_progress;
-use pm_engine::rank::item::{RankItem, blockers, blocking_relations};
+use pm_engine::rank::item::{RankItem, RankRelations};
 use pm_engine::rank::next::Hierarchy;
-use pm_engine::rank::relevance::{MODEL, SignalContext};
+use pm_engine::rank::relevance::{MODEL, SignalContext, derive_signals};
 use pm_engine::schema::load;
 use pm_engine::summary::ItemSummary;
 use pm_index::Index;
@@ -217,13 +217,17 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         .copied()
         .collect();
     let details = Details::fetch(&index, &corpus, &shown)?;
-    let relations = blocking_relations(&corpus.items);
+    let relations = RankRelations::new(&corpus.items);
+    let wanted: std::collections::BTreeSet<&str> =
+        shown.iter().flat_map(|s| relations.blockers(s)).collect();
+    let resolved = relations.resolve(&wanted);
     let no_rollup = Hierarchy::default();
     let row = |s: &&RankItem| {
         let mut r = focus_row(details.get(s)?, &no_rollup, schema);
-        let open: Vec<String> = blockers(&relations, s)
+        let open: Vec<&str> = relations
+            .blockers(s)
             .into_iter()
-            .filter(|b| !relations.is_terminal_id(b))
+            .filter(|b| !resolved.is_terminal_id(b))
             .collect();
         if !open.is_empty() {
             r.insert("blocked".into(), json!(true));
@@ -315,9 +319,10 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     )?);
     if args.explain_ranking {
         let baseline: Vec<&str> = focus.baseline.iter().map(|s| &*s.id).collect();
+        let signals = derive_signals(&focus.baseline, &signal_ctx);
         env.insert(
             "ranking".into(),
-            ranking_json(&focus.ranking, MODEL, &baseline),
+            ranking_json(&focus.ranking, MODEL, &baseline, &signals),
         );
         env.insert("packing".into(), packing_json(&focus.packing));
     }
@@ -346,7 +351,7 @@ fn agenda_rows<'a>(
         .iter()
         .enumerate()
         .filter(|(_, s)| !s.has_schedule && eligible(s))
-        .filter_map(|(i, s)| Some((s.deadline_ms.filter(|ms| *ms >= now_ms)?, &*s.id, i)))
+        .filter_map(|(i, s)| Some((s.deadline_ms().filter(|ms| *ms >= now_ms)?, &*s.id, i)))
         .collect();
     deadlines.sort_unstable();
     deadlines.truncate(limit);

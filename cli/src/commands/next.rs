@@ -4,7 +4,7 @@
 use pm_engine::query::{Query, StatusFilter};
 use pm_engine::rank::item::RankItem;
 use pm_engine::rank::next::{Actionable, Hierarchy, NextOptions, compute, reasons};
-use pm_engine::rank::relevance::MODEL;
+use pm_engine::rank::relevance::{MODEL, SignalContext, derive_signals};
 use pm_engine::schema::load;
 use pm_engine::{Error, Result};
 use pm_index::Index;
@@ -289,13 +289,21 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
         env.insert("suggestions".into(), json!(suggestions(&report.blocked)));
     }
     if args.explain_ranking {
-        let mut baseline: Vec<&str> = vec![""; report.ranking.ranked.len()];
+        let mut baseline: Vec<Option<&RankItem>> = vec![None; report.ranking.ranked.len()];
         for (r, e) in report.ranking.ranked.iter().zip(&report.ready) {
-            baseline[r.index] = &e.item.id;
+            baseline[r.index] = Some(e.item);
         }
+        let baseline: Vec<&RankItem> = baseline.into_iter().flatten().collect();
+        let ids: Vec<&str> = baseline.iter().map(|s| &*s.id).collect();
+        let signal_ctx = SignalContext {
+            schema,
+            now_ms,
+            author: Some(opts.caller.as_str()),
+        };
+        let signals = derive_signals(&baseline, &signal_ctx);
         env.insert(
             "ranking".into(),
-            ranking_json(&report.ranking, MODEL, &baseline),
+            ranking_json(&report.ranking, MODEL, &ids, &signals),
         );
         env.insert("packing".into(), packing_json(&report.packing));
     }
@@ -323,7 +331,7 @@ fn suggestions(blocked: &[Actionable<'_>]) -> Vec<String> {
             blocked.len(),
             e.open_blockers
                 .iter()
-                .map(|b| b.id.as_str())
+                .map(|b| b.id)
                 .collect::<Vec<_>>()
                 .join(", ")
         ),

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use pm_engine::rank::item::RankItem;
 use pm_engine::rank::next::Hierarchy;
 use pm_engine::rank::packer::Packing;
-use pm_engine::rank::relevance::Ranking;
+use pm_engine::rank::relevance::{Ranking, SignalVector};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::ItemSummary;
 use pm_engine::{Error, Result};
@@ -155,14 +155,21 @@ impl Scope {
 }
 
 /// Returns the `ranking` explanation: model, available signals and per-item rank, baseline
-/// rank, score and contributions (`ids` are the candidates in baseline order).
-pub fn ranking_json(ranking: &Ranking, model: &str, ids: &[&str]) -> Value {
+/// rank, score and contributions (`ids` are the candidates in baseline order, `signals` their
+/// signals as ranked).
+pub fn ranking_json(
+    ranking: &Ranking,
+    model: &str,
+    ids: &[&str],
+    signals: &[SignalVector],
+) -> Value {
+    let none: SignalVector = [None; 12];
     let items: Vec<Value> = ranking
         .ranked
         .iter()
         .map(|r| {
-            let contributions: Map<String, Value> = r
-                .contributions
+            let contributions: Map<String, Value> = ranking
+                .contributions(r, signals.get(r.index).unwrap_or(&none))
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), number(*v)))
                 .collect();

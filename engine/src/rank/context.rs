@@ -2,7 +2,7 @@
 //! order, relevance-ranked, packed into `max(256, limit × 160)` tokens; the packed items with
 //! an active status form the focus list, those with a blocked status the blocked list.
 
-use crate::rank::critical::compare_critical;
+use crate::rank::critical::sort_critical;
 use crate::rank::item::RankItem;
 use crate::rank::next::candidates_of;
 use crate::rank::packer::{self, Packing};
@@ -21,7 +21,7 @@ pub struct Focus<'a> {
     /// The relevance ranking of `baseline`.
     pub ranking: Ranking,
     /// The packer's selection.
-    pub packing: Packing,
+    pub packing: Packing<'a>,
 }
 
 /// Ranks and packs the non-terminal `listed` items.
@@ -32,18 +32,15 @@ pub fn focus<'a>(
     token_budget: u64,
 ) -> Focus<'a> {
     let mut baseline: Vec<&RankItem> = listed.to_vec();
-    baseline.sort_by(|a, b| compare_critical(a, b, schema));
+    sort_critical(&mut baseline, |s| s, None, schema);
     let ranking = score(&derive_signals(&baseline, ctx));
     let packing = packer::pack(
         &candidates_of(&baseline, &ranking),
         token_budget,
         packer::CONTEXT,
     );
-    let included: std::collections::BTreeSet<&str> = packing
-        .included
-        .iter()
-        .map(|p| p.candidate.id.as_str())
-        .collect();
+    let included: std::collections::BTreeSet<&str> =
+        packing.included.iter().map(|p| p.candidate.id).collect();
     let ranked: Vec<&RankItem> = ranking
         .ranked
         .iter()

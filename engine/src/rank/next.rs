@@ -2,10 +2,10 @@
 //! decision and held-by-others partitions, the ready ranking (leaves first, critical order,
 //! relevance re-rank), the packer over the ready queue, and the recommendation's reasons.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::rank::critical::{compare_critical, is_in_progress};
-use crate::rank::item::{RankItem, blockers, blocking_relations};
+use crate::rank::critical::{is_in_progress, sort_critical};
+use crate::rank::item::{RankItem, RankRelations};
 use crate::rank::packer::{self, Candidate, Packing};
 use crate::rank::relevance::{Ranking, SignalContext, derive_signals, score};
 use crate::schema::RuntimeSchema;
@@ -13,13 +13,13 @@ use crate::summary::StatusClass;
 
 /// An open blocker of an item.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BlockerRef {
+pub struct BlockerRef<'a> {
     /// The blocker id.
-    pub id: String,
+    pub id: &'a str,
     /// Its title, when the id names an item.
-    pub title: Option<String>,
+    pub title: Option<&'a str>,
     /// Its status, when the id names an item.
-    pub status: Option<String>,
+    pub status: Option<&'a str>,
 }
 
 /// A classified item.
@@ -28,21 +28,21 @@ pub struct Actionable<'a> {
     /// The item.
     pub item: &'a RankItem,
     /// Unresolved blockers (targets that are not terminal; unknown ids stay blocking).
-    pub open_blockers: Vec<BlockerRef>,
+    pub open_blockers: Vec<BlockerRef<'a>>,
     /// Non-terminal items that name this item as a blocker.
-    pub unblocks: Vec<String>,
+    pub unblocks: Vec<&'a str>,
 }
 
 /// Parent → direct children (scalar `parent`) and descendant queries over a corpus.
 #[derive(Clone, Debug, Default)]
 pub struct Hierarchy<'a> {
-    children: BTreeMap<&'a str, Vec<&'a RankItem>>,
+    children: HashMap<&'a str, Vec<&'a RankItem>>,
 }
 
 impl<'a> Hierarchy<'a> {
     /// Indexes `corpus` by parent id.
     pub fn new(corpus: &'a [RankItem]) -> Hierarchy<'a> {
-        let mut children: BTreeMap<&str, Vec<&RankItem>> = BTreeMap::new();
+        let mut children: HashMap<&str, Vec<&RankItem>> = HashMap::new();
         for item in corpus {
             if let Some(p) = item.parent.as_deref() {
                 children.entry(p).or_default().push(item);
@@ -59,18 +59,38 @@ impl<'a> Hierarchy<'a> {
     /// Returns every descendant of `id` (depth first, each once).
     pub fn descendants(&self, id: &str) -> Vec<&'a RankItem> {
         let mut out = Vec::new();
+        self.walk(id, |d| {
+            out.push(d);
+            false
+        });
+        out
+    }
+
+    /// Returns true when some descendant of `id` is not terminal (an unfinished container).
+    pub fn has_open_descendant(&self, id: &str) -> bool {
+        self.walk(id, |d| !d.is_terminal())
+    }
+
+    /// Visits the descendants of `id` depth first, each once, until `visit` returns true;
+    /// returns whether it did.
+    fn walk(&self, id: &str, mut visit: impl FnMut(&'a RankItem) -> bool) -> bool {
+        if !self.children.contains_key(id) {
+            return false;
+        }
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         seen.insert(id);
         let mut stack: Vec<&str> = vec![id];
         while let Some(current) = stack.pop() {
             for child in self.children.get(current).into_iter().flatten() {
                 if seen.insert(&child.id) {
-                    out.push(*child);
+                    if visit(child) {
+                        return true;
+                    }
                     stack.push(&child.id);
                 }
             }
         }
-        out
+        false
     }
 }
 
@@ -97,7 +117,7 @@ pub struct NextReport<'a> {
     /// Blocked items in critical order.
     pub blocked: Vec<Actionable<'a>>,
     /// Ready items assigned to someone else: `(id, assignee)`.
-    pub held: Vec<(String, String)>,
+    pub held: Vec<(&'a str, &'a str)>,
     /// Active or blocked candidates examined.
     pub candidates: usize,
     /// Candidates skipped as containers.
@@ -107,16 +127,7 @@ pub struct NextReport<'a> {
     /// The relevance ranking of the ready queue.
     pub ranking: Ranking,
     /// The packer's selection over the ready queue.
-    pub packing: Packing,
-}
-
-fn blocker_ref(id: &str, by_id: &BTreeMap<&str, &RankItem>) -> BlockerRef {
-    let item = by_id.get(id);
-    BlockerRef {
-        id: id.to_owned(),
-        title: item.map(|i| i.title.to_string()),
-        status: item.map(|i| i.status.to_string()),
-    }
+    pub packing: Packing<'a>,
 }
 
 /// Classifies `candidates` against the whole `corpus` (whose `hierarchy` is given) and ranks
@@ -128,20 +139,19 @@ pub fn compute<'a>(
     schema: &RuntimeSchema,
     opts: &NextOptions,
 ) -> NextReport<'a> {
-    let relations = blocking_relations(corpus);
-    let by_id: BTreeMap<&str, &RankItem> = corpus.iter().map(|s| (&*s.id, s)).collect();
-    let mut unblocks: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let relations = RankRelations::new(corpus);
+    let mut unblocks: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for item in corpus.iter().filter(|s| !s.is_terminal()) {
-        for b in blockers(&relations, item) {
-            unblocks.entry(b).or_default().push(item.id.to_string());
+        for b in relations.blockers(item) {
+            unblocks.entry(b).or_default().push(&item.id);
         }
     }
     for ids in unblocks.values_mut() {
         ids.sort_by(|a, b| crate::collate::locale_compare(a, b));
     }
-    let mut ready: Vec<Actionable<'a>> = Vec::new();
-    let mut blocked: Vec<Actionable<'a>> = Vec::new();
+    // Leaf candidates with their blocker ids; the ids are then resolved in one corpus pass.
     let (mut active, mut containers) = (0, 0);
+    let mut leaves: Vec<(&'a RankItem, BTreeSet<&'a str>)> = Vec::new();
     for item in candidates.iter().copied() {
         if !matches!(
             item.status_class,
@@ -150,18 +160,28 @@ pub fn compute<'a>(
             continue;
         }
         active += 1;
-        if hierarchy
-            .descendants(&item.id)
-            .iter()
-            .any(|d| !d.is_terminal())
-        {
+        if hierarchy.has_open_descendant(&item.id) {
             containers += 1;
             continue;
         }
-        let open_blockers: Vec<BlockerRef> = blockers(&relations, item)
-            .iter()
-            .filter(|b| !relations.is_terminal_id(b))
-            .map(|b| blocker_ref(b, &by_id))
+        leaves.push((item, relations.blockers(item)));
+    }
+    let wanted: BTreeSet<&str> = leaves.iter().flat_map(|(_, b)| b.iter().copied()).collect();
+    let resolved = relations.resolve(&wanted);
+    let mut ready: Vec<Actionable<'a>> = Vec::new();
+    let mut blocked: Vec<Actionable<'a>> = Vec::new();
+    for (item, blockers) in leaves {
+        let open_blockers: Vec<BlockerRef<'a>> = blockers
+            .into_iter()
+            .filter(|b| !resolved.is_terminal_id(b))
+            .map(|id| {
+                let found = resolved.item(id);
+                BlockerRef {
+                    id,
+                    title: found.map(|i| &*i.title),
+                    status: found.map(|i| &*i.status),
+                }
+            })
             .collect();
         let entry = Actionable {
             item,
@@ -181,31 +201,24 @@ pub fn compute<'a>(
     let mut available = Vec::new();
     for e in agent {
         match e.item.assignee.as_deref().map(str::trim) {
-            Some(a) if !a.is_empty() && a != opts.caller => {
-                held.push((e.item.id.to_string(), a.to_owned()))
-            }
+            Some(a) if !a.is_empty() && a != opts.caller => held.push((&*e.item.id, a)),
             _ => available.push(e),
         }
     }
+    let has_children = |s: &RankItem| hierarchy.has_children(&s.id);
     let leaf_first = |list: &mut Vec<Actionable<'a>>| {
-        list.sort_by(|a, b| {
-            hierarchy
-                .has_children(&a.item.id)
-                .cmp(&hierarchy.has_children(&b.item.id))
-                .then_with(|| compare_critical(a.item, b.item, schema))
-        });
+        sort_critical(list, |e| e.item, Some(&has_children), schema);
     };
     leaf_first(&mut available);
-    let concrete: Vec<Actionable<'a>> = available
-        .iter()
-        .filter(|e| !hierarchy.has_children(&e.item.id))
-        .cloned()
-        .collect();
-    let completed_container = concrete.is_empty() && !available.is_empty();
-    let structural = if concrete.is_empty() {
+    let completed_container =
+        !available.is_empty() && available.iter().all(|e| has_children(e.item));
+    let structural: Vec<Actionable<'a>> = if completed_container {
         available
     } else {
-        concrete
+        available
+            .into_iter()
+            .filter(|e| !has_children(e.item))
+            .collect()
     };
     let items: Vec<&RankItem> = structural.iter().map(|e| e.item).collect();
     let ctx = SignalContext {
@@ -219,14 +232,15 @@ pub fn compute<'a>(
         opts.token_budget,
         packer::NEXT,
     );
+    let mut slots: Vec<Option<Actionable<'a>>> = structural.into_iter().map(Some).collect();
     let ready: Vec<Actionable<'a>> = ranking
         .ranked
         .iter()
-        .map(|r| structural[r.index].clone())
+        .filter_map(|r| slots.get_mut(r.index).and_then(Option::take))
         .collect();
     let mut decisions = decisions;
     leaf_first(&mut decisions);
-    blocked.sort_by(|a, b| compare_critical(a.item, b.item, schema));
+    sort_critical(&mut blocked, |e| e.item, None, schema);
     NextReport {
         ready,
         decisions,
@@ -234,48 +248,61 @@ pub fn compute<'a>(
         held,
         candidates: active,
         containers,
-        completed_container: completed_container && !structural.is_empty(),
+        completed_container: completed_container && !items.is_empty(),
         ranking,
         packing,
     }
 }
 
 /// Returns the packer candidates of ranked items (cluster = parent, else type).
-pub fn candidates_of(items: &[&RankItem], ranking: &Ranking) -> Vec<Candidate> {
+pub fn candidates_of<'a>(items: &[&'a RankItem], ranking: &Ranking) -> Vec<Candidate<'a>> {
     ranking
         .ranked
         .iter()
         .map(|r| {
             let s = items[r.index];
             Candidate {
-                id: s.id.to_string(),
+                id: &s.id,
                 rank: r.rank,
                 score: r.score,
                 costs: costs(s),
-                cluster: s.parent.as_deref().unwrap_or(&s.item_type).to_owned(),
+                cluster: s.parent.as_deref().unwrap_or(&s.item_type),
                 required: false,
             }
         })
         .collect()
 }
 
-/// Returns the identity, summary and full token costs of an item (compact JSON estimates).
+/// Returns the UTF-8 length of `s` as a JSON string literal (`JSON.stringify`, quotes
+/// included), as `crate::json::quote` writes it.
+fn quoted_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x0C | b'\n' | b'\r' | b'\t' => 2,
+            0x00..=0x1F => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
+/// Returns the identity, summary and full token costs of an item (compact JSON estimates):
+/// the lengths of `{"id":…,"title":…}` and `{"id":…,"title":…,"type":…,"status":…,
+/// "priority":…[,"parent":…]}`, counted without writing them.
 pub fn costs(s: &RankItem) -> [u64; 3] {
-    use serde_json::{Map, Value, json};
-    let mut identity = Map::new();
-    identity.insert("id".into(), json!(s.id));
-    identity.insert("title".into(), json!(s.title));
-    let mut summary = identity.clone();
-    summary.insert("type".into(), json!(&*s.item_type));
-    summary.insert("status".into(), json!(&*s.status));
-    summary.insert("priority".into(), json!(s.priority));
+    // `{"id":` + `,"title":` + `}`.
+    let identity = 16 + quoted_len(&s.id) + quoted_len(&s.title);
+    // `,"type":` + `,"status":` + `,"priority":` (+ `,"parent":`).
+    let mut summary = identity
+        + 30
+        + quoted_len(&s.item_type)
+        + quoted_len(&s.status)
+        + s.priority.to_string().len();
     if let Some(p) = &s.parent {
-        summary.insert("parent".into(), json!(p));
+        summary += 10 + quoted_len(p);
     }
-    let t =
-        |m: Map<String, Value>| packer::json_tokens(&crate::json::to_compact(&Value::Object(m)));
-    let identity_cost = t(identity);
-    let summary_cost = t(summary).max(identity_cost);
+    let identity_cost = packer::byte_tokens(identity);
+    let summary_cost = packer::byte_tokens(summary).max(identity_cost);
     let full = packer::byte_tokens(s.light_len).max(summary_cost);
     [identity_cost, summary_cost, full]
 }
@@ -299,8 +326,8 @@ pub fn reasons(
     }
     let highest = if item.priority == 0 { " (highest)" } else { "" };
     out.push(format!("priority p{}{highest}", item.priority));
-    if let Some(deadline) = item.deadline.as_deref().filter(|d| !d.trim().is_empty()) {
-        out.push(describe_deadline(deadline, item.deadline_ms, now_ms));
+    if let Some(deadline) = item.deadline().filter(|d| !d.trim().is_empty()) {
+        out.push(describe_deadline(deadline, item.deadline_ms(), now_ms));
     }
     out.push(if item.own_blockers().next().is_some() {
         "all blockers resolved".into()
@@ -328,5 +355,79 @@ fn describe_deadline(raw: &str, ms: Option<i64>, now_ms: i64) -> String {
         d if d < 0 => format!("deadline {date} (overdue {}d)", -d),
         0 => format!("deadline {date} (due today)"),
         d => format!("deadline {date} (in {d}d)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::StatusClass;
+    use serde_json::{Map, Value, json};
+
+    /// The costs as the compact JSON texts of the projections.
+    fn written_costs(s: &RankItem) -> [u64; 3] {
+        let mut identity = Map::new();
+        identity.insert("id".into(), json!(s.id));
+        identity.insert("title".into(), json!(s.title));
+        let mut summary = identity.clone();
+        summary.insert("type".into(), json!(&*s.item_type));
+        summary.insert("status".into(), json!(&*s.status));
+        summary.insert("priority".into(), json!(s.priority));
+        if let Some(p) = &s.parent {
+            summary.insert("parent".into(), json!(&**p));
+        }
+        let t = |m: Map<String, Value>| {
+            packer::json_tokens(&crate::json::to_compact(&Value::Object(m)))
+        };
+        let identity_cost = t(identity);
+        let summary_cost = t(summary).max(identity_cost);
+        [
+            identity_cost,
+            summary_cost,
+            packer::byte_tokens(s.light_len).max(summary_cost),
+        ]
+    }
+
+    #[test]
+    fn counted_costs_equal_written_costs() {
+        let texts = [
+            "",
+            "a",
+            "quote \" and \\ backslash",
+            "tab\tnew\nline\r\u{8}\u{c}",
+            "nul \u{0} and \u{1f} and \u{7f}",
+            "é ü 日本 🎉 \u{2028}",
+            "a longer title with several words to pass eight bytes",
+        ];
+        // Padding moves each text across every multiple of four bytes: an off-by-one length
+        // changes some token count.
+        for (n, text, pad) in (0..4).flat_map(|pad| {
+            texts
+                .iter()
+                .enumerate()
+                .map(move |(n, t)| (n, *t, "x".repeat(pad)))
+        }) {
+            for priority in [0i64, 4, 12, -3] {
+                for parent in [None, Some(text)] {
+                    let item = RankItem {
+                        key: 0,
+                        id: format!("pm-{text}").into(),
+                        title: format!("{text}{pad}").into(),
+                        item_type: texts[(n + 1) % texts.len()].into(),
+                        status: text.into(),
+                        status_class: StatusClass::Active,
+                        priority,
+                        parent: parent.map(Into::into),
+                        assignee: None,
+                        updated_ms: None,
+                        extra: None,
+                        knowledge: 0,
+                        light_len: n * 37,
+                        has_schedule: false,
+                    };
+                    assert_eq!(costs(&item), written_costs(&item), "{text:?}");
+                }
+            }
+        }
     }
 }

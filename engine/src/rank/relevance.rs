@@ -3,10 +3,9 @@
 //! (score desc, then the structural baseline). Model id `default-weighted-v1`.
 
 use crate::collate::locale_compare;
-use crate::rank::critical::is_in_progress;
+use crate::rank::critical::{StatusFacts, compare_updated_desc};
 use crate::rank::item::RankItem;
 use crate::schema::RuntimeSchema;
-use crate::timestamp::compare_timestamp_strings;
 
 /// The model id reported by `--explain-ranking`.
 pub const MODEL: &str = "default-weighted-v1";
@@ -69,19 +68,14 @@ fn risk_pressure(risk: Option<&str>) -> f64 {
 /// focus, priority, risk and deadline pressure, knowledge density and author affinity.
 /// Activity density, usage affinity and semantic similarity have no source here and stay
 /// unavailable (they take no part in the weighting).
-pub fn derive_signals(items: &[&RankItem], ctx: &SignalContext<'_>) -> Vec<SignalVector> {
+pub fn derive_signals<'a>(items: &[&'a RankItem], ctx: &SignalContext<'_>) -> Vec<SignalVector> {
     let n = items.len();
     let mut order: Vec<usize> = (0..n).collect();
-    let stamp = |i: usize| {
-        items[i]
-            .updated_ms
-            .map(crate::clock::format_iso_ms)
-            .unwrap_or_default()
-    };
     order.sort_by(|&a, &b| {
-        compare_timestamp_strings(&stamp(b), &stamp(a))
+        compare_updated_desc(items[a].updated_ms, items[b].updated_ms)
             .then_with(|| locale_compare(&items[a].id, &items[b].id))
     });
+    let mut facts = StatusFacts::default();
     let mut recency_rank = vec![0usize; n];
     for (rank, &i) in order.iter().enumerate() {
         recency_rank[i] = rank;
@@ -98,7 +92,7 @@ pub fn derive_signals(items: &[&RankItem], ctx: &SignalContext<'_>) -> Vec<Signa
             let assigned = author.is_some()
                 && s.assignee.as_deref().map(|a| a.trim().to_lowercase()) == author;
             let knowledge = f64::from(s.knowledge);
-            let claim = if is_in_progress(&s.status, ctx.schema) {
+            let claim = if facts.of(&s.status, ctx.schema).1 {
                 1.0
             } else if assigned {
                 0.75
@@ -116,8 +110,8 @@ pub fn derive_signals(items: &[&RankItem], ctx: &SignalContext<'_>) -> Vec<Signa
                 Some(if s.parent.is_some() { 0.3 } else { 0.0 }),
                 Some(claim),
                 Some(normalized_pressure(s.priority as f64, 4.0)),
-                Some(risk_pressure(s.risk.as_deref())),
-                Some(deadline_pressure(s.deadline_ms, ctx.now_ms)),
+                Some(risk_pressure(s.risk())),
+                Some(deadline_pressure(s.deadline_ms(), ctx.now_ms)),
                 Some((knowledge / 5.0).min(1.0)),
                 Some(if assigned { 1.0 } else { 0.0 }),
                 None,
@@ -138,8 +132,6 @@ pub struct Ranked {
     pub rank: usize,
     /// The weighted score.
     pub score: f64,
-    /// `(signal, value × weight)` of every available signal, in [`SIGNALS`] order.
-    pub contributions: Vec<(&'static str, f64)>,
 }
 
 /// A scored ranking.
@@ -149,12 +141,56 @@ pub struct Ranking {
     pub available: Vec<&'static str>,
     /// Candidates best first.
     pub ranked: Vec<Ranked>,
+    /// Which signals are available, indexed like [`SIGNALS`].
+    present: [bool; 12],
+}
+
+/// Calls `f(signal, value × weight)` for every available signal of the candidate at baseline
+/// `index` of `n` with signals `v`, in [`SIGNALS`] order.
+fn each_contribution(
+    present: &[bool; 12],
+    index: usize,
+    n: usize,
+    v: &SignalVector,
+    mut f: impl FnMut(&'static str, f64, f64),
+) {
+    let denominator = n.saturating_sub(1).max(1) as f64;
+    let structural = if n == 1 {
+        1.0
+    } else {
+        1.0 - index as f64 / denominator
+    };
+    for (k, (name, weight)) in SIGNALS.iter().enumerate() {
+        if !present[k] {
+            continue;
+        }
+        let value = if k == 0 { Some(structural) } else { v[k] };
+        let Some(value) = value else { continue };
+        f(name, value * weight, *weight);
+    }
+}
+
+impl Ranking {
+    /// Returns `(signal, value × weight)` of every available signal of `r`, whose signals
+    /// (as given to [`score`]) are `v`, in [`SIGNALS`] order.
+    pub fn contributions(&self, r: &Ranked, v: &SignalVector) -> Vec<(&'static str, f64)> {
+        let mut out = Vec::new();
+        each_contribution(
+            &self.present,
+            r.index,
+            self.ranked.len(),
+            v,
+            |name, c, _| {
+                out.push((name, c));
+            },
+        );
+        out
+    }
 }
 
 /// Scores candidates given in baseline order with their signals.
 pub fn score(signals: &[SignalVector]) -> Ranking {
     let n = signals.len();
-    let denominator = n.saturating_sub(1).max(1) as f64;
     let mut present = [false; 12];
     present[0] = true;
     for v in signals {
@@ -166,31 +202,17 @@ pub fn score(signals: &[SignalVector]) -> Ranking {
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            let structural = if n == 1 {
-                1.0
-            } else {
-                1.0 - i as f64 / denominator
-            };
             let mut weighted = 0.0;
             let mut total = 0.0;
-            let mut contributions = Vec::new();
-            for (k, (name, weight)) in SIGNALS.iter().enumerate() {
-                if !present[k] {
-                    continue;
-                }
-                let value = if k == 0 { Some(structural) } else { v[k] };
-                let Some(value) = value else { continue };
-                let c = value * weight;
-                contributions.push((*name, c));
+            each_contribution(&present, i, n, v, |_, c, weight| {
                 weighted += c;
                 total += weight;
-            }
+            });
             Ranked {
                 index: i,
                 baseline_rank: i + 1,
                 rank: 0,
                 score: if total == 0.0 { 0.0 } else { weighted / total },
-                contributions,
             }
         })
         .collect();
@@ -209,7 +231,11 @@ pub fn score(signals: &[SignalVector]) -> Ranking {
         .filter(|(k, _)| present[*k])
         .map(|(_, (name, _))| *name)
         .collect();
-    Ranking { available, ranked }
+    Ranking {
+        available,
+        ranked,
+        present,
+    }
 }
 
 #[cfg(test)]
