@@ -68,7 +68,7 @@ fn risk_pressure(risk: Option<&str>) -> f64 {
 /// focus, priority, risk and deadline pressure, knowledge density and author affinity.
 /// Activity density, usage affinity and semantic similarity have no source here and stay
 /// unavailable (they take no part in the weighting).
-pub fn derive_signals<'a>(items: &[&'a RankItem], ctx: &SignalContext<'_>) -> Vec<SignalVector> {
+pub fn derive_signals(items: &[&RankItem], ctx: &SignalContext<'_>) -> Vec<SignalVector> {
     let n = items.len();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| {
