@@ -166,7 +166,7 @@ impl PatchOp {
 
 /// Maps a `/front_matter` root to `/metadata`; returns the mapped pointer and, when it changed,
 /// the original text.
-fn map_legacy_root(pointer: String) -> (String, Option<String>) {
+pub(super) fn map_legacy_root(pointer: String) -> (String, Option<String>) {
     let rest = match pointer.strip_prefix(LEGACY_ROOT) {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
         _ => return (pointer, None),

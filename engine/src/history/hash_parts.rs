@@ -59,7 +59,11 @@ impl HashParts {
             return;
         };
         let segment = rest.split('/').next().unwrap_or(rest);
-        let key = segment.replace("~1", "/").replace("~0", "~");
+        let key = if segment.contains('~') {
+            segment.replace("~1", "/").replace("~0", "~")
+        } else {
+            segment.to_string()
+        };
         if key == "tests" {
             self.tests_v1 = None;
         }

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod entry;
 mod hash_parts;
 mod heads;
+mod line;
 pub mod patch;
 pub mod point;
 pub mod replay;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::entry::HistoryEntry;
 use super::hash_parts::HashParts;
 use super::patch::apply_strict;
-use crate::hash::{HashEpoch, item_hash, replay_hash};
+use crate::hash::{EMPTY_DOC_HASH, HashEpoch, item_hash, replay_hash};
 use crate::item::ItemDoc;
 
 /// What failed at one entry of a chain.
@@ -157,6 +157,10 @@ impl State {
     /// Returns the replay hash of the state at `epoch` and whether both epochs agree on it,
     /// rehashing only the fields changed since the last call where possible.
     fn hash(&mut self, epoch: HashEpoch) -> (String, bool) {
+        if self.is_empty_doc() {
+            // The state before a create (and after a delete): a constant in both epochs.
+            return (EMPTY_DOC_HASH.to_string(), true);
+        }
         let doc = self.take_doc();
         let same = epochs_agree(&doc);
         let hash = self
@@ -165,6 +169,15 @@ impl State {
             .unwrap_or_else(|| replay_hash(&doc, epoch));
         self.put_doc(doc);
         (hash, same)
+    }
+
+    /// Whether the state is `{metadata: {}, body: ""}`.
+    fn is_empty_doc(&self) -> bool {
+        let root = self.root.as_object();
+        root.and_then(|r| r.get("metadata"))
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+            && root.and_then(|r| r.get("body")).and_then(Value::as_str) == Some("")
     }
 
     fn take_doc(&mut self) -> ItemDoc {

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::entry::HistoryEntry;
+use super::line::parse_entry_line;
 use crate::error::{Error, IoResultExt, Result};
 use crate::item::canon::js;
 use crate::item::codec::find_conflict_marker;
@@ -100,15 +101,21 @@ pub fn parse_stream(bytes: &[u8], id: &str, path: &Path) -> Result<StreamRead> {
         if text.is_empty() {
             continue;
         }
-        let value: Value = match serde_json::from_str(text) {
-            Ok(value) => value,
-            Err(_) if may_be_torn => {
-                read.torn_tail = Some(torn());
-                break;
+        // Clean lines are read straight into the entry; anything unusual takes the full path.
+        let entry = match parse_entry_line(text) {
+            Some(entry) => entry,
+            None => {
+                let value: Value = match serde_json::from_str(text) {
+                    Ok(value) => value,
+                    Err(_) if may_be_torn => {
+                        read.torn_tail = Some(torn());
+                        break;
+                    }
+                    Err(err) => return Err(invalid(err.to_string())),
+                };
+                HistoryEntry::from_value(value).map_err(invalid)?
             }
-            Err(err) => return Err(invalid(err.to_string())),
         };
-        let entry = HistoryEntry::from_value(value).map_err(invalid)?;
         read.entries.push(entry);
         read.lines.push(number);
         let start = text.as_ptr() as usize - bytes.as_ptr() as usize;

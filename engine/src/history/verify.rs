@@ -2,14 +2,16 @@
 //! --check-history-drift`): every stream's chain, every item file's drift against its stream,
 //! and the workspace stream with its document agreement, checked in parallel.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::replay::{ChainIssue, DriftMismatch, check_drift, verify_chain};
-use super::stream::{StreamRead, TornTail, read_stream};
+use super::entry::HistoryEntry;
+use super::replay::{ChainIssue, ChainReport, DriftMismatch, check_drift, verify_chain};
+use super::stream::{StreamRead, TornTail, parse_stream, read_stream};
 use super::workspace::{
     DocumentDisagreement, WORKSPACE_STREAM_ID, check_workspace_documents, replay_workspace,
 };
@@ -78,6 +80,10 @@ pub struct ItemHistoryReport {
     pub torn_tail: Option<TornTailReport>,
     /// One drift result per item file with this id (none for a stream without an item).
     pub files: Vec<FileDrift>,
+    /// Whether `history/<id>.jsonl` is a file (what `Path::is_file` answers), learned from
+    /// reading it.
+    #[serde(skip)]
+    pub stream_file: bool,
 }
 
 /// A torn tail as reported.
@@ -192,32 +198,56 @@ impl TrackerHistoryReport {
 /// Verifies every stream under `tracker.history_dir()` and every item file in `items`.
 ///
 /// `load` parses and schema-canonicalizes an item file (the document pm would hash); it runs in
-/// parallel. Ids are the stream stems and the item files' stems.
+/// parallel and may return the document owned or borrowed. Ids are the stream stems and the
+/// item files' stems.
 ///
 /// # Errors
 /// [`crate::Error::Io`] when the history directory exists but cannot be listed.
-pub fn verify_tracker_history<F>(
+pub fn verify_tracker_history<F, D>(
     tracker: &Tracker,
     items: &[ItemFileRef],
     load: F,
 ) -> Result<TrackerHistoryReport>
 where
-    F: Fn(&ItemFileRef) -> Result<ItemDoc> + Sync,
+    F: Fn(&ItemFileRef) -> Result<D> + Sync,
+    D: Borrow<ItemDoc>,
+{
+    verify_tracker_history_indexed(tracker, items, |_, file| load(file))
+}
+
+/// [`verify_tracker_history`] with a `load` that also receives the file's index in `items`, so a
+/// caller can hand out documents it keeps (each file is loaded at most once, in parallel).
+///
+/// # Errors
+/// [`crate::Error::Io`] when the history directory exists but cannot be listed.
+pub fn verify_tracker_history_indexed<F, D>(
+    tracker: &Tracker,
+    items: &[ItemFileRef],
+    load: F,
+) -> Result<TrackerHistoryReport>
+where
+    F: Fn(usize, &ItemFileRef) -> Result<D> + Sync,
+    D: Borrow<ItemDoc>,
 {
     let history_dir = tracker.history_dir();
-    let mut ids: BTreeMap<String, Vec<&ItemFileRef>> = BTreeMap::new();
+    let mut ids: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for id in stream_ids(&history_dir)? {
         ids.entry(id).or_default();
     }
-    for file in items {
-        ids.entry(file.stem.clone()).or_default().push(file);
+    for (index, file) in items.iter().enumerate() {
+        match ids.get_mut(file.stem.as_str()) {
+            Some(files) => files.push(index),
+            None => {
+                ids.insert(file.stem.clone(), vec![index]);
+            }
+        }
     }
     ids.remove(WORKSPACE_STREAM_ID);
-    let ids: Vec<(String, Vec<&ItemFileRef>)> = ids.into_iter().collect();
+    let ids: Vec<(String, Vec<usize>)> = ids.into_iter().collect();
     let (items, workspace) = rayon::join(
         || {
             ids.par_iter()
-                .map(|(id, files)| verify_item(tracker, id, files, &load))
+                .map(|(id, files)| verify_item(tracker, id, items, files, &load))
                 .collect::<Vec<_>>()
         },
         || verify_workspace(tracker),
@@ -250,14 +280,28 @@ fn unreadable(err: &crate::Error) -> StreamStatus {
     }
 }
 
-fn verify_item<F>(
+/// Reads a stream; also answers whether the path is a file (read, absent, or asked again).
+fn read_stream_file(path: &Path, id: &str) -> (Result<StreamRead>, bool) {
+    use crate::error::IoResultExt;
+    match std::fs::read(path) {
+        Ok(bytes) => (parse_stream(&bytes, id, path), true),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            (Ok(StreamRead::default()), false)
+        }
+        Err(err) => (Err(err).at(path), path.is_file()),
+    }
+}
+
+fn verify_item<F, D>(
     tracker: &Tracker,
     id: &str,
-    files: &[&ItemFileRef],
+    all: &[ItemFileRef],
+    files: &[usize],
     load: &F,
 ) -> ItemHistoryReport
 where
-    F: Fn(&ItemFileRef) -> Result<ItemDoc> + Sync,
+    F: Fn(usize, &ItemFileRef) -> Result<D> + Sync,
+    D: Borrow<ItemDoc>,
 {
     let mut report = ItemHistoryReport {
         id: id.to_string(),
@@ -268,12 +312,15 @@ where
         issues: Vec::new(),
         torn_tail: None,
         files: Vec::new(),
+        stream_file: false,
     };
-    let not_checked = |file: &&ItemFileRef| FileDrift {
-        path: file.path.clone(),
+    let not_checked = |index: &usize| FileDrift {
+        path: all[*index].path.clone(),
         drift: DriftStatus::NotChecked,
     };
-    let read: StreamRead = match read_stream(&tracker.history_path(id), id) {
+    let (read, stream_file) = read_stream_file(&tracker.history_path(id), id);
+    report.stream_file = stream_file;
+    let read: StreamRead = match read {
         Ok(read) => read,
         Err(err) => {
             report.stream = unreadable(&err);
@@ -298,24 +345,44 @@ where
     } else {
         StreamStatus::ChainMismatch
     };
-    report.issues = chain.issues;
     report.files = files
         .iter()
-        .map(|file| FileDrift {
-            path: file.path.clone(),
-            drift: match load(file) {
-                Ok(doc) => match check_drift(&doc, &read.entries, chain.epoch) {
-                    None => DriftStatus::Ok,
-                    Some(mismatch) => DriftStatus::HashMismatch(mismatch),
+        .map(|&index| {
+            let file = &all[index];
+            FileDrift {
+                path: file.path.clone(),
+                drift: match load(index, file) {
+                    Ok(doc) => file_drift(doc.borrow(), &chain, &read.entries),
+                    Err(err) => DriftStatus::ItemUnreadable {
+                        code: err.code().as_str(),
+                        message: err.to_string(),
+                    },
                 },
-                Err(err) => DriftStatus::ItemUnreadable {
-                    code: err.code().as_str(),
-                    message: err.to_string(),
-                },
-            },
+            }
         })
         .collect();
+    report.issues = chain.issues;
     report
+}
+
+/// The drift of one item file against a verified chain. When every entry verified, the last
+/// `after_hash` is the hash of the replayed document at the chain's epoch, so a file equal to
+/// that document cannot drift (unless the hash took the legacy replay fallback) and is not
+/// hashed again.
+fn file_drift(doc: &ItemDoc, chain: &ChainReport, entries: &[HistoryEntry]) -> DriftStatus {
+    let item_hash_path = chain.doc.metadata.is_empty()
+        || chain
+            .doc
+            .metadata
+            .get("tags")
+            .is_some_and(serde_json::Value::is_array);
+    if chain.is_ok() && item_hash_path && *doc == chain.doc {
+        return DriftStatus::Ok;
+    }
+    match check_drift(doc, entries, chain.epoch) {
+        None => DriftStatus::Ok,
+        Some(mismatch) => DriftStatus::HashMismatch(mismatch),
+    }
 }
 
 fn verify_workspace(tracker: &Tracker) -> WorkspaceHistoryReport {

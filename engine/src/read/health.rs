@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::validate::hierarchy::analyze;
-use super::validate::{Loaded, load_items, verify_history};
+use super::validate::{Loaded, load_verified};
 use super::view::TrackerView;
 use crate::clock::EpochMs;
 use crate::error::Result;
@@ -95,8 +95,7 @@ pub fn tracker_health(
     view: &TrackerView,
     now_ms: EpochMs,
 ) -> Result<(Vec<HealthCheck>, Vec<HealthFinding>)> {
-    let loaded = load_items(view)?;
-    let report = verify_history(view, &loaded.scanned)?;
+    let (loaded, report) = load_verified(view)?;
     let mut checks = Vec::new();
     let mut findings = Vec::new();
     let mut push = |name: &'static str, (details, found): (Value, Vec<HealthFinding>)| {

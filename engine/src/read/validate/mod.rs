@@ -11,8 +11,8 @@ mod metadata;
 mod references;
 mod storage;
 
-use std::collections::HashMap;
-use std::path::Path;
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -22,8 +22,8 @@ use super::receipt::FieldGroup;
 use super::view::TrackerView;
 use crate::collate::locale_compare;
 use crate::error::Result;
-use crate::history::{TrackerHistoryReport, verify_tracker_history};
-use crate::item::ItemDoc;
+use crate::history::TrackerHistoryReport;
+use crate::history::verify::verify_tracker_history_indexed;
 use crate::tracker::ItemFileRef;
 
 pub use items::CheckItem;
@@ -201,105 +201,127 @@ pub(crate) struct Scope<'a> {
     view: &'a TrackerView,
     /// Parsed items, sorted by id.
     items: &'a [CheckItem],
-    /// Item files and their parse results, in listing order.
-    scanned: &'a [(ItemFileRef, Result<ItemDoc>)],
+    /// Item files with the id of the parsed item or the parse error, in listing order.
+    scanned: &'a [(ItemFileRef, Result<String>)],
     /// Diagnostic list length (`None`: all).
     limit: Option<usize>,
 }
 
 /// Runs the requested checks over the tracker of `view`.
 ///
+/// Every item file is read and parsed once; with a history check, each file's stream is read
+/// and verified in the same parallel pass and dropped after it. The checks then run in
+/// parallel and their outcomes are assembled in run order.
+///
 /// # Errors
 /// `io_error` when the item folders or the history directory cannot be listed.
 pub fn validate(view: &TrackerView, options: &ValidateOptions) -> Result<ValidateReport> {
     let checks = options.resolved_checks();
-    let Loaded { scanned, items } = load_items(view)?;
+    let with_history =
+        checks.contains(&CheckName::HistoryDrift) || checks.contains(&CheckName::StorageIntegrity);
+    let (loaded, history) = load(view, with_history)?;
     let scope = Scope {
         view,
-        items: &items,
-        scanned: &scanned,
+        items: &loaded.items,
+        scanned: &loaded.scanned,
         limit: options.diagnostic_limit,
     };
-    let history = if checks.contains(&CheckName::HistoryDrift)
-        || checks.contains(&CheckName::StorageIntegrity)
-    {
-        Some(verify_history(view, &scanned)?)
-    } else {
-        None
-    };
-    let mut outcomes = Vec::new();
-    for check in checks {
-        outcomes.push(match (check, &history) {
-            (CheckName::Metadata, _) => metadata::metadata(&scope),
-            (CheckName::Resolution, _) => metadata::resolution(&scope),
-            (CheckName::Lifecycle, _) => lifecycle::lifecycle(&scope, options.stale_blockers),
-            (CheckName::DependencyReferences, _) => references::dependency_references(&scope),
-            (CheckName::Files, _) => files::files(&scope),
-            (CheckName::CommandReferences, _) => references::command_references(&scope),
-            (CheckName::FormatVersion, _) => storage::format_version(&scope),
-            (CheckName::HistoryDrift, Some(report)) => drift::history_drift(&scope, report),
-            (CheckName::StorageIntegrity, Some(report)) => {
-                storage::storage_integrity(&scope, report)
-            }
-            (CheckName::HistoryDrift | CheckName::StorageIntegrity, None) => {
-                return Err(crate::Error::internal("history report not built"));
-            }
-        });
-    }
-    Ok(assemble(outcomes, options))
+    let outcomes = checks
+        .par_iter()
+        .map(|check| run_check(*check, &scope, history.as_ref(), options))
+        .collect::<Result<Vec<Outcome>>>()?;
+    let report = assemble(outcomes, options);
+    // Freeing a hundred thousand documents takes a while: do it in parallel.
+    rayon::join(|| drop(loaded.items), || drop(history));
+    Ok(report)
 }
 
-/// Every item file with its parse result, and the parsed items sorted by id.
+/// Runs one check.
+fn run_check(
+    check: CheckName,
+    scope: &Scope<'_>,
+    history: Option<&TrackerHistoryReport>,
+    options: &ValidateOptions,
+) -> Result<Outcome> {
+    Ok(match (check, history) {
+        (CheckName::Metadata, _) => metadata::metadata(scope),
+        (CheckName::Resolution, _) => metadata::resolution(scope),
+        (CheckName::Lifecycle, _) => lifecycle::lifecycle(scope, options.stale_blockers),
+        (CheckName::DependencyReferences, _) => references::dependency_references(scope),
+        (CheckName::Files, _) => files::files(scope),
+        (CheckName::CommandReferences, _) => references::command_references(scope),
+        (CheckName::FormatVersion, _) => storage::format_version(scope),
+        (CheckName::HistoryDrift, Some(report)) => drift::history_drift(scope, report),
+        (CheckName::StorageIntegrity, Some(report)) => storage::storage_integrity(scope, report),
+        (CheckName::HistoryDrift | CheckName::StorageIntegrity, None) => {
+            return Err(crate::Error::internal("history report not built"));
+        }
+    })
+}
+
+/// Every item file with whether it parsed, and the parsed items sorted by id.
 pub(crate) struct Loaded {
-    /// Item files and their parse results, in listing order.
-    pub scanned: Vec<(ItemFileRef, Result<ItemDoc>)>,
+    /// Item files with the id of the parsed item (`metadata.id`, else the stem) or the parse
+    /// error, in listing order.
+    pub scanned: Vec<(ItemFileRef, Result<String>)>,
     /// Parsed items, sorted by id (`localeCompare`).
     pub items: Vec<CheckItem>,
 }
 
-/// Reads and parses every item file in parallel.
+/// Reads and parses every item file and verifies every history stream against them, in one
+/// parallel pass (each file read once).
 ///
 /// # Errors
-/// `io_error` when an item folder cannot be listed.
-pub(crate) fn load_items(view: &TrackerView) -> Result<Loaded> {
-    let files = view.item_files()?.files;
-    let scanned: Vec<(ItemFileRef, Result<ItemDoc>)> = files
-        .into_par_iter()
-        .map(|file| {
-            let doc = view.load(&file);
-            (file, doc)
-        })
-        .collect();
-    let mut items: Vec<CheckItem> = scanned
-        .par_iter()
-        .filter_map(|(file, doc)| {
-            let doc = doc.as_ref().ok()?;
-            Some(CheckItem::new(doc.clone(), &file.stem, view.schema()))
-        })
-        .collect();
-    items.par_sort_by(|a, b| locale_compare(&a.id, &b.id));
-    Ok(Loaded { scanned, items })
+/// `io_error` when an item folder or the history directory cannot be listed.
+pub(crate) fn load_verified(view: &TrackerView) -> Result<(Loaded, TrackerHistoryReport)> {
+    let (loaded, report) = load(view, true)?;
+    let report = report.ok_or_else(|| crate::Error::internal("history report not built"))?;
+    Ok((loaded, report))
 }
 
-/// Verifies every stream, reusing the parsed documents instead of reading item files again.
-///
-/// # Errors
-/// `io_error` when the history directory cannot be listed.
-pub(crate) fn verify_history(
-    view: &TrackerView,
-    scanned: &[(ItemFileRef, Result<ItemDoc>)],
-) -> Result<TrackerHistoryReport> {
-    let parsed: HashMap<&Path, &ItemDoc> = scanned
-        .iter()
-        .filter_map(|(file, doc)| Some((file.path.as_path(), doc.as_ref().ok()?)))
+/// Loads every item file once; with `history`, verifies the streams in the same pass.
+fn load(view: &TrackerView, history: bool) -> Result<(Loaded, Option<TrackerHistoryReport>)> {
+    let files = view.item_files()?.files;
+    let schema = view.schema();
+    let parse = |file: &ItemFileRef| -> Result<CheckItem> {
+        let doc = view.load(file)?;
+        Ok(CheckItem::new(doc, &file.stem, schema))
+    };
+    let slots: Vec<OnceLock<Result<CheckItem>>> = files.iter().map(|_| OnceLock::new()).collect();
+    let report = if history {
+        Some(verify_tracker_history_indexed(
+            view.tracker(),
+            &files,
+            |index, file| match slots[index].get_or_init(|| parse(file)) {
+                Ok(item) => Ok(Cow::Borrowed(&item.doc)),
+                // The error is not `Clone`: reading the file again reproduces it (rare).
+                Err(_) => view.load(file).map(Cow::Owned),
+            },
+        )?)
+    } else {
+        None
+    };
+    let parsed: Vec<Result<CheckItem>> = slots
+        .into_par_iter()
+        .zip(files.par_iter())
+        .map(|(slot, file)| match slot.into_inner() {
+            Some(done) => done,
+            None => parse(file),
+        })
         .collect();
-    let files: Vec<ItemFileRef> = scanned.iter().map(|(f, _)| f.clone()).collect();
-    verify_tracker_history(view.tracker(), &files, |file| {
-        match parsed.get(file.path.as_path()) {
-            Some(doc) => Ok((*doc).clone()),
-            None => view.load(file),
+    let mut scanned = Vec::with_capacity(files.len());
+    let mut items = Vec::with_capacity(files.len());
+    for (file, result) in files.into_iter().zip(parsed) {
+        match result {
+            Ok(item) => {
+                scanned.push((file, Ok(item.id.clone())));
+                items.push(item);
+            }
+            Err(err) => scanned.push((file, Err(err))),
         }
-    })
+    }
+    items.par_sort_by(|a, b| locale_compare(&a.id, &b.id));
+    Ok((Loaded { scanned, items }, report))
 }
 
 /// Builds the envelope from the check outcomes.

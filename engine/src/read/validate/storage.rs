@@ -109,10 +109,7 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
     for (file, doc) in scope.scanned {
         let path = scope.view.relative(&file.path);
         match doc {
-            Ok(doc) => by_id
-                .entry(doc.id().unwrap_or(&file.stem).to_lowercase())
-                .or_default()
-                .push(path),
+            Ok(id) => by_id.entry(id.to_lowercase()).or_default().push(path),
             Err(_) => {
                 unreadable.push(path);
                 by_id.entry(file.stem.to_lowercase()).or_default();
@@ -132,18 +129,30 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
         .collect();
     let mut conflicted = Vec::new();
     let mut unparseable = Vec::new();
+    let workspace_file = scope
+        .view
+        .tracker()
+        .history_path(WORKSPACE_STREAM_ID)
+        .is_file();
     let streams = report
         .items
         .iter()
-        .map(|i| (i.id.as_str(), &i.stream, i.torn_tail.is_some()))
+        .map(|i| {
+            (
+                i.id.as_str(),
+                &i.stream,
+                i.torn_tail.is_some(),
+                i.stream_file,
+            )
+        })
         .chain([(
             WORKSPACE_STREAM_ID,
             &report.workspace.stream,
             report.workspace.torn_tail.is_some(),
+            workspace_file,
         )]);
     let mut scanned_streams = 0usize;
-    for (id, stream, torn) in streams {
-        let exists = scope.view.tracker().history_path(id).is_file();
+    for (id, stream, torn, exists) in streams {
         scanned_streams += usize::from(exists);
         match stream {
             StreamStatus::Unreadable { code, .. } if code.contains("conflict") => {
