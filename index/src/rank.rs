@@ -3,9 +3,9 @@
 //! key; the summaries of the rows a command prints are fetched afterwards by row key. The scan
 //! path derives the same rows from `ItemSummary`.
 
+use crate::Index;
 use crate::read::{self, SUMMARY_COLUMNS, summary_row};
 use crate::source::SweepScope;
-use crate::{Index, Path2};
 use pm_engine::Result;
 use pm_engine::notice::Notice;
 use pm_engine::query::{Query, Sort, Source};
@@ -230,28 +230,25 @@ impl Index<'_> {
     /// As [`Index::list`].
     pub fn rank_corpus(&self, query: &Query) -> Result<RankCorpus> {
         let mut notices = Vec::new();
-        if let Path2::Index(conn) = self.prepare(SweepScope::Items, &mut notices) {
-            let answer = rank_items(&conn, self.schema, query)
-                .and_then(|found| read::completeness(&conn).map(|c| (found, c)));
-            match answer {
-                Ok(((items, keys), (_, mut data))) => {
-                    data.extend(notices);
-                    let matches = items
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, s)| keys.binary_search(&s.key).is_ok())
-                        .map(|(i, _)| i)
-                        .collect();
-                    return Ok(RankCorpus {
-                        items,
-                        matches,
-                        source: Source::Index,
-                        notices: data,
-                        details: DetailSource::Index(conn),
-                    });
-                }
-                Err(e) => self.failed_query(&e, &mut notices),
-            }
+        let answer = self.answer_on(SweepScope::Items, &mut notices, |conn| {
+            rank_items(conn, self.schema, query)
+                .and_then(|found| read::completeness(conn).map(|c| (found, c)))
+        });
+        if let Some((((items, keys), (_, mut data)), conn)) = answer {
+            data.extend(notices);
+            let matches = items
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| keys.binary_search(&s.key).is_ok())
+                .map(|(i, _)| i)
+                .collect();
+            return Ok(RankCorpus {
+                items,
+                matches,
+                source: Source::Index,
+                notices: data,
+                details: DetailSource::Index(conn),
+            });
         }
         let outcome = self.scan()?;
         let mut data = outcome.read_notices();

@@ -8,6 +8,9 @@ use crate::store::{self, Condition, WriterLock};
 use crate::{Index, Path2, apply, indexer, maintenance};
 use pm_engine::notice::Notice;
 use rusqlite::Connection;
+
+/// A pooled read connection.
+type PooledConn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
 use std::path::Path;
 use std::time::Duration;
 
@@ -26,12 +29,24 @@ impl Index<'_> {
         notices: &mut Vec<Notice>,
         query: impl Fn(&Connection) -> rusqlite::Result<T>,
     ) -> Option<T> {
-        if let Some(answer) = self.speculate(scope, &query) {
-            return Some(answer);
+        self.answer_on(scope, notices, query)
+            .map(|(answer, _)| answer)
+    }
+
+    /// [`Index::answer`], also returning the connection that answered, for follow-up reads of
+    /// the same database (row keys are keys of that file).
+    pub(crate) fn answer_on<T>(
+        &self,
+        scope: SweepScope,
+        notices: &mut Vec<Notice>,
+        query: impl Fn(&Connection) -> rusqlite::Result<T>,
+    ) -> Option<(T, Box<PooledConn>)> {
+        if let Some(answered) = self.speculate(scope, &query) {
+            return Some(answered);
         }
         if let Path2::Index(conn) = self.prepare(scope, notices) {
             match query(&conn) {
-                Ok(answer) => return Some(answer),
+                Ok(answer) => return Some((answer, conn)),
                 Err(e) => self.failed_query(&e, notices),
             }
         }
@@ -44,7 +59,7 @@ impl Index<'_> {
         &self,
         scope: SweepScope,
         query: &dyn Fn(&Connection) -> rusqlite::Result<T>,
-    ) -> Option<T> {
+    ) -> Option<(T, Box<PooledConn>)> {
         if self.options.scan_only {
             return None;
         }
@@ -66,7 +81,7 @@ impl Index<'_> {
                 *self.confirmed.lock().unwrap_or_else(|e| e.into_inner()) = Some(scope);
             }
         }
-        answer
+        answer.map(|a| (a, Box::new(conn)))
     }
 
     fn speculate_in<T>(

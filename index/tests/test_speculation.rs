@@ -103,3 +103,31 @@ fn an_appended_history_line_discards_a_speculative_stats_answer() -> TestResult 
     );
     Ok(())
 }
+
+#[test]
+fn ranking_rows_answer_while_sweeping_and_keep_their_database_for_details() -> TestResult {
+    let schema = schema();
+    let f = seeded()?;
+    built_and_settled(&f)?;
+    let index = f.index(&schema);
+    let corpus = index.rank_corpus(&Query::new())?;
+    assert_eq!(corpus.source, Source::Index);
+    assert_eq!(index.speculative_answers(), 1);
+    let rows: Vec<_> = corpus.matches.iter().map(|&i| &corpus.items[i]).collect();
+    let details = index.rank_details(&corpus, &rows)?;
+    let ids: Vec<String> = details
+        .iter()
+        .map(|d| d.as_ref().map_or_else(String::new, |s| s.id.clone()))
+        .collect();
+    let scan = f.scan_index(&schema);
+    let scanned = scan.rank_corpus(&Query::new())?;
+    let scan_rows: Vec<_> = scanned.matches.iter().map(|&i| &scanned.items[i]).collect();
+    let want: Vec<String> = scan
+        .rank_details(&scanned, &scan_rows)?
+        .iter()
+        .map(|d| d.as_ref().map_or_else(String::new, |s| s.id.clone()))
+        .collect();
+    assert_eq!(ids, want);
+    assert_eq!(ids, ["pm-a", "pm-b", "pm-c"]);
+    Ok(())
+}
