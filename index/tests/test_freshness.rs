@@ -1,7 +1,9 @@
 //! Freshness: every kind of external change is seen by the next read, answered from the index
 //! (repaired incrementally), and equal to a scan.
 
-use crate::fixture::{Fixture, TestResult, assert_same_listing, history_line, ids, item, schema};
+use crate::fixture::{
+    Fixture, TestResult, assert_same_listing, history_line, ids, item, schema, seeded,
+};
 use pm_engine::query::{Page, Query, Sort, Source};
 use pm_index::EventQuery;
 use serde_json::json;
@@ -19,18 +21,6 @@ fn list_ids(
         .list(&Query::all(), &Sort::default(), &Page::all())?;
     assert_same_listing(&listing, &scan, "after change");
     Ok(ids(&listing))
-}
-
-fn seeded() -> Result<Fixture, Box<dyn std::error::Error>> {
-    let f = Fixture::new()?;
-    for (id, p) in [("pm-a", 1), ("pm-b", 2), ("pm-c", 3)] {
-        f.write_item("tasks", item(id, json!({"priority": p})), "")?;
-    }
-    f.append_history(
-        "pm-a",
-        &[history_line("2026-01-01T00:00:00.000Z", "ann", "create")],
-    )?;
-    Ok(f)
 }
 
 #[test]

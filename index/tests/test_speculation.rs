@@ -1,10 +1,9 @@
 //! Answers that run while the freshness sweep does: taken when the projection is fresh and
 //! settled, refused (and the change still seen) when the sweep disagrees with the snapshot.
 
-use crate::fixture::{Fixture, TestResult, assert_same_listing, history_line, ids, item, schema};
+use crate::fixture::{Fixture, TestResult, assert_same_listing, history_line, ids, schema, seeded};
 use pm_engine::query::{Page, Query, Sort, Source};
 use pm_index::store::{IndexPaths, current_db, open_write};
-use serde_json::json;
 use std::fs::FileTimes;
 
 /// Builds the projection, then clears every racy mark, as settling does once files are older
@@ -17,18 +16,6 @@ fn built_and_settled(f: &Fixture) -> TestResult {
     let (db, _) = current_db(&IndexPaths::of(&tracker)).map_err(|c| format!("{c:?}"))?;
     open_write(&db)?.execute("UPDATE sources SET racy = 0", [])?;
     Ok(())
-}
-
-fn seeded() -> Result<Fixture, Box<dyn std::error::Error>> {
-    let f = Fixture::new()?;
-    for (id, p) in [("pm-a", 1), ("pm-b", 2), ("pm-c", 3)] {
-        f.write_item("tasks", item(id, json!({"priority": p})), "")?;
-    }
-    f.append_history(
-        "pm-a",
-        &[history_line("2026-01-01T00:00:00.000Z", "ann", "create")],
-    )?;
-    Ok(f)
 }
 
 #[test]
