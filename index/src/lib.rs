@@ -128,6 +128,8 @@ pub struct Index<'a> {
     paths: IndexPaths,
     options: IndexOptions<'a>,
     pool: Mutex<Option<(PathBuf, ReadPool)>>,
+    /// The database file whose `meta` passed [`store::probe`] (see `Index::current_checked`).
+    checked: Mutex<Option<PathBuf>>,
     /// The widest scope a check confirmed (with `check_once`).
     confirmed: Mutex<Option<SweepScope>>,
     /// Reads answered while their sweep ran (see [`Index::speculative_answers`]).
@@ -155,6 +157,7 @@ impl<'a> Index<'a> {
             paths: IndexPaths::of(tracker),
             options,
             pool: Mutex::new(None),
+            checked: Mutex::new(None),
             confirmed: Mutex::new(None),
             speculated: std::sync::atomic::AtomicUsize::new(0),
         }
@@ -445,7 +448,7 @@ impl<'a> Index<'a> {
             return;
         }
         *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let Ok((_, _, db)) = store::probe(&self.paths, &self.fingerprint) else {
+        let Ok(db) = self.current_checked() else {
             return;
         };
         let changes = apply::commit_changes(&self.tracker, self.schema, commit);

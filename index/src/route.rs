@@ -11,7 +11,7 @@ use rusqlite::Connection;
 
 /// A pooled read connection.
 type PooledConn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 impl Index<'_> {
@@ -68,7 +68,7 @@ impl Index<'_> {
             // An earlier check of this command may cover the scope; prepare() decides.
             return None;
         }
-        let (_, _, db) = store::probe(&self.paths, &self.fingerprint).ok()?;
+        let db = self.current_checked().ok()?;
         let conn = self.connection(&db, &mut Vec::new())?;
         // One read transaction: the recorded digest and the answer come from one snapshot.
         conn.execute_batch("BEGIN").ok()?;
@@ -133,19 +133,19 @@ impl Index<'_> {
                 (Some(SweepScope::All), _) | (Some(SweepScope::Items), SweepScope::Items)
             );
         if confirmed
-            && let Ok((_, _, db)) = store::probe(&self.paths, &self.fingerprint)
+            && let Ok(db) = self.current_checked()
             && let Some(conn) = self.connection(&db, notices)
         {
             return Path2::Index(Box::new(conn));
         }
-        let db = match store::probe(&self.paths, &self.fingerprint) {
-            Ok((_, _, db)) => db,
+        let db = match self.current_checked() {
+            Ok(db) => db,
             Err(condition) => {
                 if !self.try_rebuild(&condition, notices) {
                     return Path2::Scan;
                 }
-                match store::probe(&self.paths, &self.fingerprint) {
-                    Ok((_, _, db)) => db,
+                match self.current_checked() {
+                    Ok(db) => db,
                     Err(c) => {
                         notices.push(unavailable(&c));
                         return Path2::Scan;
@@ -173,8 +173,8 @@ impl Index<'_> {
         if !self.repair(&db, report, notices) {
             return Path2::Scan;
         }
-        match store::probe(&self.paths, &self.fingerprint) {
-            Ok((_, _, db)) => self
+        match self.current_checked() {
+            Ok(db) => self
                 .connection(&db, notices)
                 .map_or(Path2::Scan, |c| Path2::Index(Box::new(c))),
             Err(c) => {
@@ -297,8 +297,24 @@ impl Index<'_> {
         }
     }
 
+    /// The database `CURRENT` names, checked by [`store::probe`] once per file: a database is
+    /// never rewritten under another projection version or fingerprint (a rebuild writes a new
+    /// generation file), so its check stands for as long as `CURRENT` names it, and a read
+    /// opens no connection of its own to repeat it.
+    pub(crate) fn current_checked(&self) -> Result<PathBuf, Condition> {
+        let (db, _) = store::current_db(&self.paths)?;
+        let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+        if checked.as_deref() == Some(db.as_path()) {
+            return Ok(db);
+        }
+        let (_, _, db) = store::probe(&self.paths, &self.fingerprint)?;
+        *checked = Some(db.clone());
+        Ok(db)
+    }
+
     pub(crate) fn reset_pool(&self) {
         *self.pool.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.checked.lock().unwrap_or_else(|p| p.into_inner()) = None;
         *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 

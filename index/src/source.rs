@@ -278,6 +278,10 @@ impl SweepScope {
 /// the same signatures as [`sweep`], statting each folder's entries in parallel relative to the
 /// folder.
 ///
+/// The directory listing is pipelined with the stats: while the pool stats one batch of
+/// entries, another worker reads the next batch (at 100,000 files the listing alone is about a
+/// tenth of the sweep, and it used to run while every other core waited).
+///
 /// # Errors
 /// `Error::Io` when `history/` or an entry cannot be inspected.
 pub fn digest_sweep(
@@ -285,7 +289,6 @@ pub fn digest_sweep(
     schema: &RuntimeSchema,
     scope: SweepScope,
 ) -> Result<DigestSweep> {
-    let mut out = DigestSweep::default();
     let mut folders: Vec<(String, bool)> = schema
         .types
         .folders()
@@ -295,46 +298,99 @@ pub fn digest_sweep(
     if scope == SweepScope::All {
         folders.push(("history".to_string(), false));
     }
-    for (folder, is_items) in folders {
-        let dir = tracker.root().join(&folder);
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == ErrorKind::NotFound => continue,
-            Err(e) if is_items => {
-                out.unreadable_dirs.push(Notice::new(
-                    format!("item_list_directory_read_failed:{folder}"),
-                    format!("{}: {e}", dir.display()),
-                ));
-                continue;
-            }
-            Err(e) => return Err(e).at(&dir),
-        };
-        // Entries are statted in bounded batches as the directory is read: the memory of one
-        // batch is reused by the next (at 100k files, fresh pages for every entry were a tenth
-        // of the sweep's time).
-        let mut batch = Vec::with_capacity(SWEEP_BATCH);
-        let mut entries = entries.peekable();
-        while entries.peek().is_some() {
-            batch.clear();
-            for entry in entries.by_ref().take(SWEEP_BATCH) {
-                batch.push(entry.at(&dir)?);
-            }
-            let (sum, count) = sweep_batch(&batch, &folder, is_items);
-            out.digest = out.digest.wrapping_add(sum);
-            out.count += count;
-        }
+    let mut out = DigestSweep::default();
+    let mut lister = Lister {
+        root: tracker.root(),
+        folders: &folders,
+        next_folder: 0,
+        open: None,
+        unreadable_dirs: Vec::new(),
+    };
+    // Two batches alternate: the memory of one is reused by the one after next (at 100k
+    // files, fresh pages for every entry were a tenth of the sweep's time).
+    let mut current = Vec::with_capacity(SWEEP_BATCH);
+    let mut next = Vec::with_capacity(SWEEP_BATCH);
+    lister.fill(&mut current)?;
+    while !current.is_empty() {
+        let ((sum, count), listed) = rayon::join(
+            || sweep_batch(&current, &folders),
+            || lister.fill(&mut next),
+        );
+        listed?;
+        out.digest = out.digest.wrapping_add(sum);
+        out.count += count;
+        std::mem::swap(&mut current, &mut next);
     }
+    out.unreadable_dirs = lister.unreadable_dirs;
     Ok(out)
 }
 
 /// Directory entries statted per parallel batch.
 const SWEEP_BATCH: usize = 4096;
 
+/// Lists the swept folders one after another, in batches of entries tagged with their folder.
+struct Lister<'a> {
+    root: &'a Path,
+    folders: &'a [(String, bool)],
+    next_folder: usize,
+    open: Option<(usize, std::fs::ReadDir)>,
+    unreadable_dirs: Vec<Notice>,
+}
+
+impl Lister<'_> {
+    /// Replaces `batch` with up to [`SWEEP_BATCH`] next entries (empty when all are listed).
+    fn fill(&mut self, batch: &mut Vec<(usize, std::fs::DirEntry)>) -> Result<()> {
+        batch.clear();
+        while batch.len() < SWEEP_BATCH {
+            let Some((index, entries)) = self.open.as_mut() else {
+                if !self.open_next()? {
+                    break;
+                }
+                continue;
+            };
+            let index = *index;
+            let room = SWEEP_BATCH - batch.len();
+            let before = batch.len();
+            for entry in entries.by_ref().take(room) {
+                let dir = || self.root.join(&self.folders[index].0);
+                batch.push((index, entry.at(dir())?));
+            }
+            if batch.len() - before < room {
+                self.open = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens the next existing folder; false when none is left.
+    fn open_next(&mut self) -> Result<bool> {
+        while let Some((folder, is_items)) = self.folders.get(self.next_folder) {
+            let index = self.next_folder;
+            self.next_folder += 1;
+            let dir = self.root.join(folder);
+            match std::fs::read_dir(&dir) {
+                Ok(entries) => {
+                    self.open = Some((index, entries));
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) if *is_items => self.unreadable_dirs.push(Notice::new(
+                    format!("item_list_directory_read_failed:{folder}"),
+                    format!("{}: {e}", dir.display()),
+                )),
+                Err(e) => return Err(e).at(&dir),
+            }
+        }
+        Ok(false)
+    }
+}
+
 /// Returns the digest contribution and count of the wanted files among `batch`.
-fn sweep_batch(batch: &[std::fs::DirEntry], folder: &str, is_items: bool) -> (u64, usize) {
+fn sweep_batch(batch: &[(usize, std::fs::DirEntry)], folders: &[(String, bool)]) -> (u64, usize) {
     batch
         .par_iter()
-        .map(|entry| {
+        .map(|(index, entry)| {
+            let (folder, is_items) = &folders[*index];
             let Ok(kind) = entry.file_type() else {
                 return (0u64, 0usize);
             };
@@ -343,7 +399,7 @@ fn sweep_batch(batch: &[std::fs::DirEntry], folder: &str, is_items: bool) -> (u6
                 return (0, 0);
             };
             let wanted = !kind.is_dir()
-                && if is_items {
+                && if *is_items {
                     pm_engine::item::ItemFormat::split_file_name(name).is_some()
                 } else {
                     name.len() > ".jsonl".len() && name.ends_with(".jsonl")

@@ -119,7 +119,9 @@ pub fn open_write(path: &Path) -> rusqlite::Result<Connection> {
 /// A pool of read connections to one database file.
 pub type ReadPool = r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>;
 
-/// Returns a pool of up to `size` read connections (opened lazily, at least one at once).
+/// Returns a pool of up to `size` read connections, each opened when first needed and then
+/// kept (no idle minimum: replenishing one would open a connection a one-shot command never
+/// uses, parsing the schema again).
 ///
 /// # Errors
 /// The first connection failing to open.
@@ -129,7 +131,7 @@ pub fn read_pool(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
         .with_init(|conn| configure_read(conn));
     r2d2::Pool::builder()
         .max_size(size.max(1))
-        .min_idle(Some(1))
+        .min_idle(Some(0))
         .build(manager)
 }
 

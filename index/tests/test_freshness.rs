@@ -261,3 +261,44 @@ fn children_match_parent_case_and_spacing_like_the_scan() -> TestResult {
     assert_eq!(child_ids(f.scan_index(&schema).children("pm-p")?), indexed);
     Ok(())
 }
+
+#[test]
+fn pipelined_digest_sweep_equals_the_enumerated_sweep_across_batches() -> TestResult {
+    use pm_index::source::{SweepScope, digest_sweep, sweep};
+    use std::io::Write;
+    let schema = schema();
+    let f = Fixture::new()?;
+    // More entries than one sweep batch (4,096), split unevenly over folders so batches
+    // straddle folder ends, with entries the sweep must skip in between.
+    let mut written = 0usize;
+    for (folder, count) in [("tasks", 3_000), ("epics", 0), ("issues", 2_500)] {
+        let dir = f.root().join(folder);
+        std::fs::create_dir_all(&dir)?;
+        for n in 0..count {
+            let mut file = std::fs::File::create(dir.join(format!("pm-{folder}-{n}.toon")))?;
+            file.write_all(format!("id: pm-{folder}-{n}\n").as_bytes())?;
+            written += 1;
+        }
+        std::fs::File::create(dir.join("notes.txt"))?;
+        std::fs::create_dir_all(dir.join("pm-sub.toon"))?;
+    }
+    let history = f.root().join("history");
+    std::fs::create_dir_all(&history)?;
+    for n in 0..1_500 {
+        std::fs::File::create(history.join(format!("pm-h{n}.jsonl")))?.write_all(b"{}\n")?;
+    }
+    let full = sweep(&f.tracker, &schema)?;
+    let all = digest_sweep(&f.tracker, &schema, SweepScope::All)?;
+    assert_eq!((all.digest, all.count), (full.digest, full.files.len()));
+    assert_eq!(all.count, written + 1_500);
+    let items = digest_sweep(&f.tracker, &schema, SweepScope::Items)?;
+    let item_digest = full
+        .files
+        .iter()
+        .filter(|(file, _)| file.item.is_some())
+        .fold(0u64, |acc, (file, sig)| {
+            acc.wrapping_add(sig.contribution(&file.rel))
+        });
+    assert_eq!((items.digest, items.count), (item_digest, written));
+    Ok(())
+}
