@@ -11,6 +11,7 @@ use pm_engine::settings::{OutputFormat, Settings, SettingsEnv, parse_lock_wait_m
 use pm_engine::timestamp::parse_timestamp;
 use pm_engine::tracker::Tracker;
 use pm_engine::{Error, IoResultExt, Result};
+use pm_index::dirsig::Freshness;
 
 use crate::args::GlobalArgs;
 use crate::read_output::ReadOutputRequest;
@@ -35,6 +36,8 @@ pub struct Environment {
     pub pm_lock_wait_ms: Option<String>,
     /// `PM_NO_INDEX`: `1` forces the scan path.
     pub pm_no_index: Option<String>,
+    /// `PM_INDEX_FRESHNESS`: `full` (default) or `directories`.
+    pub pm_index_freshness: Option<String>,
     /// `PM_GLOBAL_PATH`: the global pm profile directory.
     pub pm_global_path: Option<OsString>,
     /// `HOME`.
@@ -59,6 +62,7 @@ impl Environment {
             pm_author: text("PM_AUTHOR"),
             pm_lock_wait_ms: text("PM_LOCK_WAIT_MS"),
             pm_no_index: text("PM_NO_INDEX"),
+            pm_index_freshness: text("PM_INDEX_FRESHNESS"),
             pm_global_path: std::env::var_os("PM_GLOBAL_PATH"),
             home: std::env::var_os("HOME"),
             no_color: std::env::var_os("NO_COLOR"),
@@ -77,6 +81,7 @@ impl Environment {
             pm_author: None,
             pm_lock_wait_ms: None,
             pm_no_index: None,
+            pm_index_freshness: None,
             pm_global_path: None,
             home: None,
             no_color: None,
@@ -110,6 +115,8 @@ pub struct Ctx {
     pub explicit_path_source: Option<PathSource>,
     /// `--no-index` or `PM_NO_INDEX=1`: answer reads by scanning files.
     pub no_index: bool,
+    /// `PM_INDEX_FRESHNESS`: how reads decide the index is fresh.
+    pub index_freshness: Freshness,
     /// `PM_LOCK_WAIT_MS`, when set to a whole number (pm ignores other values).
     pub lock_wait_ms: Option<u64>,
     /// `PM_GLOBAL_PATH`, else `$HOME/.pm-cli`.
@@ -165,7 +172,7 @@ impl Ctx {
     ///
     /// # Errors
     /// `io_error` when the working directory is unreadable; `invalid_argument_value` when
-    /// `PM_CLOCK` or `PM_CLOCK_TICK_MS` is malformed.
+    /// `PM_CLOCK`, `PM_CLOCK_TICK_MS` or `PM_INDEX_FRESHNESS` is malformed.
     pub fn new(global: &GlobalArgs, env: Environment) -> Result<Ctx> {
         let cwd = env.cwd.at(".")?;
         let seed = non_empty(env.pm_seed.as_deref());
@@ -186,6 +193,7 @@ impl Ctx {
         let env_author = non_empty(env.pm_author.as_deref());
         let author = flag_author.or_else(|| env_author.clone());
         let lock_wait_ms = env.pm_lock_wait_ms.as_deref().and_then(parse_lock_wait_ms);
+        let index_freshness = freshness_from(env.pm_index_freshness.as_deref())?;
         let settings_default = if global.output_format.is_none() && !global.json {
             settings_format(&cwd, explicit_path.as_deref())
         } else {
@@ -208,6 +216,7 @@ impl Ctx {
             explicit_path,
             explicit_path_source,
             no_index: global.no_index || env.pm_no_index.as_deref().is_some_and(is_truthy),
+            index_freshness,
             lock_wait_ms,
             global_path,
             home,
@@ -283,6 +292,21 @@ fn clock_from(pm_clock: Option<&str>, seeded: bool, tick: Option<&str>) -> Resul
         allowed: Vec::new(),
     })?;
     Ok(Clock::pinned(start, tick_ms))
+}
+
+/// Parses `PM_INDEX_FRESHNESS` (unset or empty: full).
+fn freshness_from(raw: Option<&str>) -> Result<Freshness> {
+    let Some(raw) = non_empty(raw) else {
+        return Ok(Freshness::Full);
+    };
+    Freshness::parse(&raw).ok_or_else(|| Error::InvalidArgument {
+        field: "PM_INDEX_FRESHNESS".into(),
+        value: raw,
+        reason: "unset it or choose full (stat every file) or directories (folder signatures \
+                 only; misses files rewritten in place)"
+            .into(),
+        allowed: vec!["full".into(), "directories".into()],
+    })
 }
 
 fn parse_ms(field: &str, raw: &str) -> Result<u64> {

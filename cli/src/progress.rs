@@ -33,6 +33,7 @@ fn draw(p: BuildProgress) {
 pub fn index_options(ctx: &Ctx) -> IndexOptions<'static> {
     IndexOptions {
         scan_only: ctx.no_index,
+        freshness: ctx.index_freshness,
         // One command is one read: its first freshness check stands for its later queries.
         check_once: true,
         progress: if std::io::stderr().is_terminal() {

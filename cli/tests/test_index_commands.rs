@@ -192,3 +192,32 @@ fn gc_scopes() -> TestResult {
     assert_eq!(index_details(&t, &[], &[])?["state"], "missing");
     Ok(())
 }
+
+#[test]
+fn index_freshness_mode_comes_from_the_environment() -> TestResult {
+    let t = TestTracker::fx100()?;
+    let list = ["list", "--status", "all", "--limit", "5", "--json"];
+    let full = t.pm(&list)?;
+    assert_eq!(full.code, 0);
+    let dirs = t.pm_in(
+        &t.workspace(),
+        &list,
+        &[("PM_INDEX_FRESHNESS", "directories")],
+    )?;
+    assert_eq!((dirs.code, dirs.stderr.as_str()), (0, ""));
+    let items = |run: &crate::common::Run| -> Result<Value, Box<dyn std::error::Error>> {
+        Ok(run.json::<Value>()?["items"].clone())
+    };
+    assert_eq!(items(&dirs)?, items(&full)?);
+    let bad = t.pm_in(&t.workspace(), &list, &[("PM_INDEX_FRESHNESS", "dirs")])?;
+    assert_eq!(bad.code, 2);
+    let out: Value = bad.json()?;
+    assert_eq!(out["error"]["code"], "invalid_argument_value");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("PM_INDEX_FRESHNESS")),
+        "{out}"
+    );
+    Ok(())
+}

@@ -12,6 +12,7 @@
 pub mod aggregate;
 pub mod apply;
 pub mod digest;
+pub mod dirsig;
 pub mod events;
 pub mod freshness;
 pub mod gc;
@@ -70,6 +71,8 @@ pub struct IndexOptions<'a> {
     /// default: a long-lived facade checks before every read. A commit observed through the
     /// facade or a rebuild clears it.
     pub check_once: bool,
+    /// How a read decides the projection is fresh (`PM_INDEX_FRESHNESS`); full by default.
+    pub freshness: dirsig::Freshness,
 }
 
 impl Default for IndexOptions<'_> {
@@ -80,6 +83,7 @@ impl Default for IndexOptions<'_> {
             pool_size: 4,
             progress: None,
             check_once: false,
+            freshness: dirsig::Freshness::Full,
         }
     }
 }
@@ -90,6 +94,8 @@ impl std::fmt::Debug for IndexOptions<'_> {
             .field("scan_only", &self.scan_only)
             .field("lock_wait", &self.lock_wait)
             .field("pool_size", &self.pool_size)
+            .field("check_once", &self.check_once)
+            .field("freshness", &self.freshness)
             .finish_non_exhaustive()
     }
 }
@@ -128,12 +134,15 @@ pub struct Index<'a> {
     paths: IndexPaths,
     options: IndexOptions<'a>,
     pool: Mutex<Option<(PathBuf, ReadPool)>>,
-    /// The database file whose `meta` passed [`store::probe`] (see `Index::current_checked`).
-    checked: Mutex<Option<PathBuf>>,
+    /// The database file (and generation) whose `meta` passed [`store::probe`] (see
+    /// `Index::current_checked`).
+    checked: Mutex<Option<(PathBuf, u64)>>,
     /// The widest scope a check confirmed (with `check_once`).
     confirmed: Mutex<Option<SweepScope>>,
     /// Reads answered while their sweep ran (see [`Index::speculative_answers`]).
     speculated: std::sync::atomic::AtomicUsize,
+    /// Reads answered on unchanged folder signatures (see [`Index::trusted_answers`]).
+    trusted: std::sync::atomic::AtomicUsize,
 }
 
 /// A connection the current read may use, or the reason it must scan.
@@ -160,6 +169,7 @@ impl<'a> Index<'a> {
             checked: Mutex::new(None),
             confirmed: Mutex::new(None),
             speculated: std::sync::atomic::AtomicUsize::new(0),
+            trusted: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -167,6 +177,12 @@ impl<'a> Index<'a> {
     /// freshness sweep did, the sweep then confirming the snapshot (diagnostics and tests).
     pub fn speculative_answers(&self) -> usize {
         self.speculated.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Returns how many reads of this facade were answered without a sweep because the folders'
+    /// signatures equal the ones a full sweep confirmed (`Freshness::Directories` only).
+    pub fn trusted_answers(&self) -> usize {
+        self.trusted.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Returns the tracker.
@@ -448,7 +464,7 @@ impl<'a> Index<'a> {
             return;
         }
         *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let Ok(db) = self.current_checked() else {
+        let Ok((db, _)) = self.current_checked() else {
             return;
         };
         let changes = apply::commit_changes(&self.tracker, self.schema, commit);

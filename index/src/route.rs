@@ -2,6 +2,7 @@
 //! or rebuild of the projection, the pooled read connection, and the retreat to a scan when the
 //! index cannot answer. A fresh projection answers while its sweep runs (`Index::answer`).
 
+use crate::dirsig::{self, FolderSigs, Freshness};
 use crate::freshness::{self, Recorded, Report};
 use crate::source::SweepScope;
 use crate::store::{self, Condition, WriterLock};
@@ -41,6 +42,9 @@ impl Index<'_> {
         notices: &mut Vec<Notice>,
         query: impl Fn(&Connection) -> rusqlite::Result<T>,
     ) -> Option<(T, Box<PooledConn>)> {
+        if let Some(answered) = self.trust_folders(scope, &query) {
+            return Some(answered);
+        }
         if let Some(answered) = self.speculate(scope, &query) {
             return Some(answered);
         }
@@ -68,13 +72,17 @@ impl Index<'_> {
             // An earlier check of this command may cover the scope; prepare() decides.
             return None;
         }
-        let db = self.current_checked().ok()?;
+        let (db, generation) = self.current_checked().ok()?;
         let conn = self.connection(&db, &mut Vec::new())?;
+        let folders = self.folders_before_sweep();
         // One read transaction: the recorded digest and the answer come from one snapshot.
         conn.execute_batch("BEGIN").ok()?;
         let answer = self.speculate_in(&conn, scope, query);
         let _ = conn.execute_batch("COMMIT");
         if answer.is_some() {
+            if let Some(sigs) = folders {
+                dirsig::record(&self.paths, generation, scope, sigs);
+            }
             self.speculated
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             if self.options.check_once {
@@ -133,19 +141,19 @@ impl Index<'_> {
                 (Some(SweepScope::All), _) | (Some(SweepScope::Items), SweepScope::Items)
             );
         if confirmed
-            && let Ok(db) = self.current_checked()
+            && let Ok((db, _)) = self.current_checked()
             && let Some(conn) = self.connection(&db, notices)
         {
             return Path2::Index(Box::new(conn));
         }
-        let db = match self.current_checked() {
-            Ok(db) => db,
+        let (db, generation) = match self.current_checked() {
+            Ok(current) => current,
             Err(condition) => {
                 if !self.try_rebuild(&condition, notices) {
                     return Path2::Scan;
                 }
                 match self.current_checked() {
-                    Ok(db) => db,
+                    Ok(current) => current,
                     Err(c) => {
                         notices.push(unavailable(&c));
                         return Path2::Scan;
@@ -156,6 +164,7 @@ impl Index<'_> {
         let Some(conn) = self.connection(&db, notices) else {
             return Path2::Scan;
         };
+        let folders = self.folders_before_sweep();
         let report = match freshness::check(&conn, &self.tracker, self.schema, scope) {
             Ok(report) => report,
             Err(e) => {
@@ -167,6 +176,9 @@ impl Index<'_> {
             return Path2::Scan;
         }
         if report.is_fresh() && report.racy_unchanged == 0 {
+            if let Some(sigs) = folders {
+                dirsig::record(&self.paths, generation, scope, sigs);
+            }
             return Path2::Index(Box::new(conn));
         }
         drop(conn);
@@ -174,9 +186,15 @@ impl Index<'_> {
             return Path2::Scan;
         }
         match self.current_checked() {
-            Ok(db) => self
-                .connection(&db, notices)
-                .map_or(Path2::Scan, |c| Path2::Index(Box::new(c))),
+            Ok((db, generation)) => {
+                // The repaired (or rebuilt) projection holds the files as swept, after the
+                // folders' signatures were taken.
+                if let Some(sigs) = folders {
+                    dirsig::record(&self.paths, generation, scope, sigs);
+                }
+                self.connection(&db, notices)
+                    .map_or(Path2::Scan, |c| Path2::Index(Box::new(c)))
+            }
             Err(c) => {
                 notices.push(unavailable(&c));
                 Path2::Scan
@@ -301,15 +319,47 @@ impl Index<'_> {
     /// never rewritten under another projection version or fingerprint (a rebuild writes a new
     /// generation file), so its check stands for as long as `CURRENT` names it, and a read
     /// opens no connection of its own to repeat it.
-    pub(crate) fn current_checked(&self) -> Result<PathBuf, Condition> {
-        let (db, _) = store::current_db(&self.paths)?;
+    pub(crate) fn current_checked(&self) -> Result<(PathBuf, u64), Condition> {
+        let current = store::current_db(&self.paths)?;
         let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
-        if checked.as_deref() == Some(db.as_path()) {
-            return Ok(db);
+        if checked.as_ref() == Some(&current) {
+            return Ok(current);
         }
-        let (_, _, db) = store::probe(&self.paths, &self.fingerprint)?;
-        *checked = Some(db.clone());
-        Ok(db)
+        let (_, generation, db) = store::probe(&self.paths, &self.fingerprint)?;
+        *checked = Some((db.clone(), generation));
+        Ok((db, generation))
+    }
+
+    /// With [`Freshness::Directories`], answers without a sweep when the folders' signatures
+    /// equal those recorded after a full sweep of `scope` (or a wider one) confirmed the current
+    /// database; `None` sends the read down the usual paths.
+    fn trust_folders<T>(
+        &self,
+        scope: SweepScope,
+        query: &dyn Fn(&Connection) -> rusqlite::Result<T>,
+    ) -> Option<(T, Box<PooledConn>)> {
+        if self.options.scan_only || self.options.freshness != Freshness::Directories {
+            return None;
+        }
+        let (db, generation) = self.current_checked().ok()?;
+        let confirmation = dirsig::recorded(&self.paths)?;
+        let now = dirsig::take(&self.tracker, self.schema, &self.paths, false)?;
+        if !confirmation.covers(generation, scope, now.digest) {
+            return None;
+        }
+        let conn = self.connection(&db, &mut Vec::new())?;
+        let answer = query(&conn).ok()?;
+        self.trusted
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some((answer, Box::new(conn)))
+    }
+
+    /// With [`Freshness::Directories`], the folders' signatures taken before a sweep, to be
+    /// recorded if the sweep confirms the projection.
+    fn folders_before_sweep(&self) -> Option<FolderSigs> {
+        (self.options.freshness == Freshness::Directories)
+            .then(|| dirsig::take(&self.tracker, self.schema, &self.paths, true))
+            .flatten()
     }
 
     pub(crate) fn reset_pool(&self) {

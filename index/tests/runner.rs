@@ -3,6 +3,7 @@
 #[allow(dead_code)]
 mod fixture;
 
+mod test_dirsig;
 mod test_equivalence;
 mod test_faults;
 mod test_freshness;
