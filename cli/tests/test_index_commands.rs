@@ -209,6 +209,31 @@ fn index_freshness_mode_comes_from_the_environment() -> TestResult {
         Ok(run.json::<Value>()?["items"].clone())
     };
     assert_eq!(items(&dirs)?, items(&full)?);
+    // `get` of a container reads its children through the index in the same mode.
+    let all = t.pm(&["list", "--status", "all", "--limit", "200", "--json"])?;
+    let all = all.json::<Value>()?["items"].clone();
+    let parent = all
+        .as_array()
+        .and_then(|items| items.iter().find_map(|i| i["parent"].as_str()))
+        .ok_or("a child with a parent")?
+        .to_string();
+    let parent = parent.as_str();
+    let get = ["get", parent, "--json"];
+    let dirs = t.pm_in(
+        &t.workspace(),
+        &get,
+        &[("PM_INDEX_FRESHNESS", "directories")],
+    )?;
+    assert_eq!((dirs.code, dirs.stderr.as_str()), (0, ""));
+    let children = |run: &crate::common::Run| -> Result<Value, Box<dyn std::error::Error>> {
+        Ok(run.json::<Value>()?["children"].clone())
+    };
+    assert!(
+        children(&dirs)?.is_object() || children(&dirs)?.is_array(),
+        "{}",
+        dirs.stdout
+    );
+    assert_eq!(children(&dirs)?, children(&t.pm(&get)?)?);
     let bad = t.pm_in(&t.workspace(), &list, &[("PM_INDEX_FRESHNESS", "dirs")])?;
     assert_eq!(bad.code, 2);
     let out: Value = bad.json()?;

@@ -101,6 +101,7 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
         tracker: view.tracker().clone(),
         schema: view.schema().clone(),
         scan_only: ctx.no_index,
+        freshness: ctx.index_freshness,
     };
     let view = view.with_child_source(Arc::new(children));
     let item = match args.at.as_deref() {
@@ -131,6 +132,7 @@ struct IndexedChildren {
     tracker: Tracker,
     schema: RuntimeSchema,
     scan_only: bool,
+    freshness: pm_index::dirsig::Freshness,
 }
 
 impl ChildSource for IndexedChildren {
@@ -138,6 +140,7 @@ impl ChildSource for IndexedChildren {
         let options = IndexOptions {
             scan_only: self.scan_only,
             check_once: true,
+            freshness: self.freshness,
             ..IndexOptions::default()
         };
         let (rows, inspected) =
