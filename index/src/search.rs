@@ -84,26 +84,68 @@ fn read_text<'r>(row: &'r rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Text
     })
 }
 
+/// Rows handed to the scoring thread at a time.
+const SCORE_BATCH: usize = 1024;
+
+/// Stored texts copied out of SQLite for the scoring thread: `(item key, range of bytes)`.
+#[derive(Default)]
+struct TextBatch {
+    rows: Vec<(i64, std::ops::Range<usize>)>,
+    bytes: Vec<u8>,
+}
+
 /// Scores every stored text with `score`, then offers the kept ones that match `query` (the
 /// list-parity filters) to `ranking` with their order values.
 ///
+/// The table is read on this thread (one sequential pass, the connection cannot be shared)
+/// while another thread scores the previous batch of texts: reading rows and scoring texts
+/// cost about the same, so a read over 100,000 texts takes half as long when a core is free.
+///
 /// # Errors
-/// SQLite failures.
+/// SQLite failures; a stored text that does not decode.
 pub fn scored(
     conn: &Connection,
     query: &Query,
-    score: impl Fn(&TextView<'_>) -> Option<SearchScore>,
+    score: impl Fn(&TextView<'_>) -> Option<SearchScore> + Sync,
     ranking: &mut Ranking,
 ) -> rusqlite::Result<()> {
-    // One sequential pass over the text table; only kept candidates are remembered.
     let mut stmt = conn.prepare("SELECT item_key, text FROM item_text ORDER BY item_key")?;
     let mut rows = stmt.query([])?;
-    let mut kept: Vec<(i64, SearchScore)> = Vec::new();
-    while let Some(row) = rows.next()? {
-        if let Some(s) = score(&read_text(row, 1)?) {
-            kept.push((row.get(0)?, s));
+    let kept = std::thread::scope(|s| -> rusqlite::Result<Vec<(i64, SearchScore)>> {
+        let (send, receive) = std::sync::mpsc::sync_channel::<TextBatch>(2);
+        let scorer = s.spawn(|| -> Result<Vec<(i64, SearchScore)>, String> {
+            let mut kept = Vec::new();
+            for batch in receive {
+                for (key, range) in batch.rows {
+                    let text = batch.bytes.get(range).unwrap_or_default();
+                    if let Some(s) = score(&decode(text)?) {
+                        kept.push((key, s));
+                    }
+                }
+            }
+            Ok(kept)
+        });
+        let mut batch = TextBatch::default();
+        while let Some(row) = rows.next()? {
+            let key: i64 = row.get(0)?;
+            let start = batch.bytes.len();
+            batch.bytes.extend_from_slice(row.get_ref(1)?.as_blob()?);
+            batch.rows.push((key, start..batch.bytes.len()));
+            if batch.rows.len() == SCORE_BATCH && send.send(std::mem::take(&mut batch)).is_err() {
+                break; // the scorer stopped on a malformed text: its error is reported below
+            }
         }
-    }
+        if !batch.rows.is_empty() {
+            let _ = send.send(batch);
+        }
+        drop(send);
+        let scored = scorer
+            .join()
+            .unwrap_or_else(|_| Err("the search scoring thread panicked".to_owned()));
+        scored.map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Blob, e.into())
+        })
+    })?;
     // The filter and order columns, from the `items` rows (or a covering index) of the query.
     let c = where_clause(query);
     let mut stmt = conn.prepare(&format!(
