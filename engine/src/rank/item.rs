@@ -319,7 +319,9 @@ impl<'a> RankRelations<'a> {
         if ids.is_empty() {
             return out;
         }
-        for item in self.corpus.iter().filter(|s| ids.contains(&*s.id)) {
+        // A hash probe per corpus item: a tree search compared strings a dozen times each.
+        let wanted: std::collections::HashSet<&str> = ids.iter().copied().collect();
+        for item in self.corpus.iter().filter(|s| wanted.contains(&*s.id)) {
             if item.is_terminal() {
                 out.terminal.insert(&item.id);
             }
