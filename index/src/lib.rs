@@ -371,7 +371,7 @@ impl<'a> Index<'a> {
             .filter(|s| {
                 s.parent
                     .as_deref()
-                    .is_some_and(|p| pm_engine::read::children::parent_key(p) == parent_key)
+                    .is_some_and(|p| pm_engine::read::children::has_parent_key(p, parent_key))
             })
             .map(|s| s.light.clone())
             .collect();

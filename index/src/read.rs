@@ -466,15 +466,13 @@ pub fn children(
     let mut keys = conn.prepare_cached(
         "SELECT parent, item_key FROM items INDEXED BY items_parent WHERE parent IS NOT NULL",
     )?;
-    let matching: Vec<i64> = keys
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
-        .filter_map(|row| {
-            row.map(|(parent, key)| {
-                (pm_engine::read::children::parent_key(&parent) == parent_key).then_some(key)
-            })
-            .transpose()
-        })
-        .collect::<rusqlite::Result<_>>()?;
+    let mut matching: Vec<i64> = Vec::new();
+    let mut rows = keys.query([])?;
+    while let Some(row) = rows.next()? {
+        if pm_engine::read::children::has_parent_key(row.get_ref(0)?.as_str()?, parent_key) {
+            matching.push(row.get(1)?);
+        }
+    }
     let mut light = conn.prepare_cached("SELECT light_json FROM items WHERE item_key = ?1")?;
     let mut out = Vec::with_capacity(matching.len());
     for key in matching {

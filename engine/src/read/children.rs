@@ -73,6 +73,17 @@ pub fn parent_key(raw: &str) -> String {
     js::trim(raw).to_lowercase()
 }
 
+/// Whether `parent_key(raw) == key`, without allocating when the trimmed value is ASCII (the
+/// lowercase of ASCII text is its ASCII lowercase, and only ASCII text can equal it).
+pub fn has_parent_key(raw: &str, key: &str) -> bool {
+    let trimmed = js::trim(raw);
+    if trimmed.is_ascii() {
+        trimmed.len() == key.len() && trimmed.eq_ignore_ascii_case(key) && key.is_ascii()
+    } else {
+        trimmed.to_lowercase() == key
+    }
+}
+
 /// Builds the rollup of `parent_id` over `corpus` (every readable item).
 pub fn children_rollup<'a>(
     parent_id: &str,
@@ -217,5 +228,27 @@ mod tests {
         );
         assert_eq!(none.continuation, None);
         Ok(())
+    }
+
+    #[test]
+    fn has_parent_key_equals_comparing_parent_keys() {
+        for raw in [
+            "PM-A1",
+            "  pm-a1\u{a0}",
+            "pm-a2",
+            "pm-\u{212a}1",
+            "pm-k1",
+            "ÄB",
+            "äb",
+            "",
+        ] {
+            for key in ["pm-a1", "pm-k1", "äb", "pm-a", ""] {
+                assert_eq!(
+                    has_parent_key(raw, key),
+                    parent_key(raw) == key,
+                    "{raw:?} vs {key:?}"
+                );
+            }
+        }
     }
 }
