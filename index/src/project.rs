@@ -31,8 +31,11 @@ pub struct LinkRow {
 /// Everything stored for one readable item file.
 #[derive(Clone, Debug)]
 pub struct ItemRecord {
-    /// The summary (typed columns and light JSON).
+    /// The summary's typed columns. Its `light` map is left empty: `light_json` holds it, and
+    /// freeing it where it was built spares the single writer thread.
     pub summary: ItemSummary,
+    /// The `description` of the light metadata (the full-text column), empty when absent.
+    pub description: String,
     /// The body.
     pub body: String,
     /// The heavy collections as compact JSON, when any is present.
@@ -222,7 +225,15 @@ pub fn item_record(
         heavy,
         body,
     } = ItemSummary::split_item(doc, item, schema);
+    let mut summary = summary;
+    let light = std::mem::take(&mut summary.light);
     ItemRecord {
+        description: light
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        light_json: compact_object(&light),
         tag_keys: summary.tags.iter().map(|t| tag_key(t)).collect(),
         tags_text: summary.tags.join(" "),
         field_values: summary
@@ -230,7 +241,6 @@ pub fn item_record(
             .iter()
             .map(|(k, v)| (k.clone(), field_match_values(v)))
             .collect(),
-        light_json: compact_object(&summary.light),
         summary,
         body,
         heavy: (!heavy.is_empty()).then(|| to_compact(&Value::Object(heavy))),

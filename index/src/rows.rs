@@ -8,7 +8,6 @@ use crate::project::{ItemRecord, Projected, Projection};
 use crate::source::Sig;
 use pm_engine::scan::UnreadableFile;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
-use serde_json::Value;
 
 /// The stored bookkeeping row of a source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -267,10 +266,7 @@ impl<'c> RowWriter<'c> {
         self.search.execute(params![
             key,
             s.title,
-            s.light
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
+            record.description,
             record.tags_text,
             record.body,
             record.annotations,
