@@ -233,6 +233,25 @@ impl ItemSummary {
         )
     }
 
+    /// Takes a parsed item file apart without copying its metadata: the summary (exactly
+    /// [`ItemSummary::from_item`]), the heavy collections ([`heavy_metadata`]) and the body.
+    pub fn split_item(doc: ItemDoc, file: &ItemFileRef, schema: &RuntimeSchema) -> SplitItem {
+        let facts = ItemFacts::of(&doc);
+        let ItemDoc { metadata, body } = doc;
+        let (light, heavy) = split_metadata(metadata);
+        SplitItem {
+            summary: ItemSummary::from_parts(
+                light,
+                facts,
+                relative_path(file),
+                file.format,
+                schema,
+            ),
+            heavy,
+            body,
+        }
+    }
+
     /// Rebuilds a summary from what the index stores: the light metadata, the facts, the
     /// relative path and the format. `from_item` is exactly this applied to a parsed file.
     pub fn from_parts(
@@ -348,6 +367,36 @@ pub fn own_blockers_of<'a>(
     )
 }
 
+/// A parsed item taken apart by [`ItemSummary::split_item`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct SplitItem {
+    /// The summary.
+    pub summary: ItemSummary,
+    /// The heavy collections that are present, in key order.
+    pub heavy: Map<String, Value>,
+    /// The body.
+    pub body: String,
+}
+
+/// Returns `(light_metadata(&metadata), heavy_metadata(&metadata))`, moving the entries
+/// instead of copying them; without heavy keys the map itself is the light part.
+pub fn split_metadata(metadata: Map<String, Value>) -> (Map<String, Value>, Map<String, Value>) {
+    let is_heavy = |k: &String| HEAVY_KEYS.contains(&k.as_str());
+    if !metadata.keys().any(is_heavy) {
+        return (metadata, Map::new());
+    }
+    let mut light = Map::with_capacity(metadata.len());
+    let mut heavy = Map::new();
+    for (k, v) in metadata {
+        if is_heavy(&k) {
+            heavy.insert(k, v);
+        } else {
+            light.insert(k, v);
+        }
+    }
+    (light, heavy)
+}
+
 /// Returns `metadata` without the heavy collections (pm's light tier), keeping key order.
 pub fn light_metadata(metadata: &Map<String, Value>) -> Map<String, Value> {
     metadata
@@ -447,6 +496,17 @@ mod tests {
         let rebuilt =
             ItemSummary::from_parts(s.light.clone(), s.facts, s.path.clone(), s.format, &schema);
         assert_eq!(rebuilt, s);
+        let split = ItemSummary::split_item(d.clone(), &file(), &schema);
+        assert_eq!(split.summary, s);
+        assert_eq!(split.heavy, heavy_metadata(&d.metadata));
+        assert_eq!(split.body, d.body);
+        let light_only = doc(json!({"id": "pm-a", "title": "T"}), "");
+        let split = ItemSummary::split_item(light_only.clone(), &file(), &schema);
+        assert_eq!(
+            split.summary,
+            ItemSummary::from_item(&light_only, &file(), &schema)
+        );
+        assert!(split.heavy.is_empty());
     }
 
     #[test]

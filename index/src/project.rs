@@ -9,10 +9,11 @@ use pm_engine::item::ItemDoc;
 use pm_engine::item::canon::CanonSchema;
 use pm_engine::item::codec::parse_item;
 use pm_engine::json::{is_array_index, to_compact, write_string};
+use pm_engine::query::tag_key;
 use pm_engine::rank::search::SearchText;
 use pm_engine::scan::{UnreadableFile, unreadable};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::summary::{ItemSummary, heavy_metadata};
+use pm_engine::summary::{ItemSummary, SplitItem, field_match_values};
 use pm_engine::{Error, IoResultExt};
 use serde_json::{Map, Value};
 
@@ -30,8 +31,11 @@ pub struct LinkRow {
 /// Everything stored for one readable item file.
 #[derive(Clone, Debug)]
 pub struct ItemRecord {
-    /// The summary (typed columns and light JSON).
+    /// The summary's typed columns. Its `light` map is left empty: `light_json` holds it, and
+    /// freeing it where it was built spares the single writer thread.
     pub summary: ItemSummary,
+    /// The `description` of the light metadata (the full-text column), empty when absent.
+    pub description: String,
     /// The body.
     pub body: String,
     /// The heavy collections as compact JSON, when any is present.
@@ -45,8 +49,14 @@ pub struct ItemRecord {
     /// The summary's light metadata as compact JSON (`items.light_json`), serialized by the
     /// parallel parsers rather than the single writer.
     pub light_json: String,
-    /// The searchable text of `pm search`.
-    pub search: SearchText,
+    /// The searchable text of `pm search`, encoded as `item_text` stores it.
+    pub search: Vec<u8>,
+    /// The lowercased tag keys (`item_tags`), one per tag.
+    pub tag_keys: Vec<String>,
+    /// The tags joined by spaces (the full-text `tags` column).
+    pub tags_text: String,
+    /// The compact JSON match values of each custom field (`item_fields`), by key.
+    pub field_values: Vec<(String, Vec<String>)>,
 }
 
 /// What a source file projects to.
@@ -136,7 +146,7 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
         (SourceKind::Item, Some(item), Ok(bytes)) => {
             content_hash = Some(hash_bytes(&bytes));
             match parse_item(&bytes, item.format, &item.path, &ctx.canon) {
-                Ok(doc) => Projection::Item(Box::new(item_record(&doc, item, ctx.schema))),
+                Ok(doc) => Projection::Item(Box::new(item_record(doc, item, ctx.schema))),
                 Err(err) => Projection::Unreadable(unreadable(item, &err)),
             }
         }
@@ -170,13 +180,12 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
     }
 }
 
-/// Builds the stored record of a parsed item.
+/// Builds the stored record of a parsed item (taking the document apart instead of copying it).
 pub fn item_record(
-    doc: &ItemDoc,
+    doc: ItemDoc,
     item: &pm_engine::tracker::ItemFileRef,
     schema: &RuntimeSchema,
 ) -> ItemRecord {
-    let heavy = heavy_metadata(&doc.metadata);
     let links = |key: &str| -> Vec<LinkRow> {
         doc.metadata
             .get(key)
@@ -208,16 +217,37 @@ pub fn item_record(
             }
         }
     }
-    let summary = ItemSummary::from_item(doc, item, schema);
-    ItemRecord {
-        light_json: compact_object(&summary.light),
+    let files = links("files");
+    let docs = links("docs");
+    let search = crate::search::encode(&SearchText::of(&doc));
+    let SplitItem {
         summary,
-        body: doc.body.clone(),
+        heavy,
+        body,
+    } = ItemSummary::split_item(doc, item, schema);
+    let mut summary = summary;
+    let light = std::mem::take(&mut summary.light);
+    ItemRecord {
+        description: light
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        light_json: compact_object(&light),
+        tag_keys: summary.tags.iter().map(|t| tag_key(t)).collect(),
+        tags_text: summary.tags.join(" "),
+        field_values: summary
+            .fields
+            .iter()
+            .map(|(k, v)| (k.clone(), field_match_values(v)))
+            .collect(),
+        summary,
+        body,
         heavy: (!heavy.is_empty()).then(|| to_compact(&Value::Object(heavy))),
-        files: links("files"),
-        docs: links("docs"),
+        files,
+        docs,
         annotations,
-        search: SearchText::of(doc),
+        search,
     }
 }
 

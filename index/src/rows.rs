@@ -7,9 +7,7 @@ use crate::events::StreamProjection;
 use crate::project::{ItemRecord, Projected, Projection};
 use crate::source::Sig;
 use pm_engine::scan::UnreadableFile;
-use pm_engine::summary::field_match_values;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
-use serde_json::Value;
 
 /// The stored bookkeeping row of a source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,38 +159,42 @@ impl<'c> RowWriter<'c> {
     /// # Errors
     /// SQLite failures.
     pub fn write(&mut self, p: &Projected) -> rusqlite::Result<u64> {
-        let mut row = SourceRow {
-            path: p.file.rel.clone(),
-            kind: p.file.kind.as_str().to_string(),
-            sig: p.sig,
-            racy: p.racy,
-            content_hash: p.content_hash,
-            item_key: None,
-            error_code: None,
-            error_message: None,
-            projected_len: None,
-            entry_count: None,
-            prefix_hash: None,
-        };
+        let mut item_key = None;
+        let mut error: Option<(&str, &str)> = None;
+        let mut stream_row = None;
         match &p.projection {
             Projection::Vanished => return Ok(0),
-            Projection::Item(record) => row.item_key = Some(self.insert_item(record)?),
+            Projection::Item(record) => item_key = Some(self.insert_item(record)?),
             Projection::Unreadable(UnreadableFile { code, message, .. }) => {
-                row.error_code = Some(code.clone());
-                row.error_message = Some(message.clone());
+                error = Some((code, message));
             }
             Projection::History(stream) => {
                 self.insert_events(stream)?;
-                row.projected_len = Some(i64::try_from(stream.projected_len).unwrap_or(i64::MAX));
-                row.entry_count = Some(stream.entry_count);
-                row.prefix_hash = Some(stream.prefix_hash);
-                if let Some((code, message)) = &stream.error {
-                    row.error_code = Some(code.clone());
-                    row.error_message = Some(message.clone());
-                }
+                stream_row = Some((
+                    i64::try_from(stream.projected_len).unwrap_or(i64::MAX),
+                    stream.entry_count,
+                    to_sql(stream.prefix_hash),
+                ));
+                error = stream.error.as_ref().map(|(c, m)| (c.as_str(), m.as_str()));
             }
         }
-        bind_source(&mut self.sources, &row)?;
+        // The columns of `SourceRow`, bound from borrowed values.
+        self.sources.execute(params![
+            p.file.rel,
+            p.file.kind.as_str(),
+            i64::try_from(p.sig.size).unwrap_or(i64::MAX),
+            p.sig.mtime_ns,
+            p.sig.ctime_ns,
+            to_sql(p.sig.inode),
+            p.racy,
+            to_sql(p.content_hash),
+            item_key,
+            error.map(|e| e.0),
+            error.map(|e| e.1),
+            stream_row.map(|r| r.0),
+            stream_row.map(|r| r.1),
+            stream_row.map(|r| r.2),
+        ])?;
         Ok(p.sig.contribution(&p.file.rel))
     }
 
@@ -240,15 +242,14 @@ impl<'c> RowWriter<'c> {
             i64::try_from(s.dependencies.len()).unwrap_or(i64::MAX),
             record.light_json,
         ])?;
-        for t in &s.tags {
-            self.tags
-                .execute(params![key, pm_engine::query::tag_key(t)])?;
+        for t in &record.tag_keys {
+            self.tags.execute(params![key, t])?;
         }
         for (i, d) in s.dependencies.iter().enumerate() {
             self.deps.execute(params![key, i as i64, d.id, d.kind])?;
         }
-        for (k, v) in &s.fields {
-            for value in field_match_values(v) {
+        for (k, values) in &record.field_values {
+            for value in values {
                 self.fields.execute(params![key, k, value])?;
             }
         }
@@ -265,16 +266,12 @@ impl<'c> RowWriter<'c> {
         self.search.execute(params![
             key,
             s.title,
-            s.light
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-            s.tags.join(" "),
+            record.description,
+            record.tags_text,
             record.body,
             record.annotations,
         ])?;
-        self.text
-            .execute(params![key, crate::search::encode(&record.search)])?;
+        self.text.execute(params![key, record.search])?;
         Ok(key)
     }
 
@@ -296,26 +293,6 @@ impl<'c> RowWriter<'c> {
         }
         Ok(())
     }
-}
-
-fn bind_source(stmt: &mut Statement<'_>, row: &SourceRow) -> rusqlite::Result<()> {
-    stmt.execute(params![
-        row.path,
-        row.kind,
-        i64::try_from(row.sig.size).unwrap_or(i64::MAX),
-        row.sig.mtime_ns,
-        row.sig.ctime_ns,
-        to_sql(row.sig.inode),
-        row.racy,
-        to_sql(row.content_hash),
-        row.item_key,
-        row.error_code,
-        row.error_message,
-        row.projected_len,
-        row.entry_count,
-        row.prefix_hash.map(to_sql),
-    ])?;
-    Ok(())
 }
 
 /// Removes a source and everything projected from it (its item rows, or its events).

@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::stream::split_lines;
+use super::head_scan::scan_head;
 use crate::item::canon::js;
 
 /// The projected fields of one history entry, borrowed from the line where possible.
@@ -49,8 +49,13 @@ pub struct StreamHeads<'a> {
 /// key).
 pub fn parse_stream_heads(bytes: &[u8]) -> Option<StreamHeads<'_>> {
     let mut out = StreamHeads::default();
-    for line in split_lines(bytes) {
-        let text = js::trim(std::str::from_utf8(line.bytes).ok()?);
+    // Lines as `split_lines` gives them; empty pieces (after a final `\n`) are skipped below.
+    let mut start = 0;
+    while start < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |n| start + n);
+        let line = &bytes[start..end];
+        start = end + 1;
+        let text = js::trim(std::str::from_utf8(line).ok()?);
         if text.is_empty() {
             continue;
         }
@@ -58,7 +63,10 @@ pub fn parse_stream_heads(bytes: &[u8]) -> Option<StreamHeads<'_>> {
         if !text.starts_with('{') {
             return None;
         }
-        let head = serde_json::from_str::<EntryHead<'_>>(text).ok()?;
+        let head = match scan_head(text) {
+            Some(head) => head,
+            None => serde_json::from_str::<EntryHead<'_>>(text).ok()?,
+        };
         let start = text.as_ptr() as usize - bytes.as_ptr() as usize;
         out.heads.push(head);
         out.spans.push(start..start + text.len());

@@ -5,6 +5,7 @@ pub mod append;
 pub mod diff;
 pub mod entry;
 mod hash_parts;
+mod head_scan;
 mod heads;
 mod line;
 pub mod patch;

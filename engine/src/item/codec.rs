@@ -26,11 +26,14 @@ pub struct ConflictMarker {
 /// Returns the first line matching `^\s*(<<<<<<<|=======|>>>>>>>)(\s.*)?$` (JavaScript `\s`,
 /// lines split on `\r?\n`), as pm's `findFirstMergeConflictMarker` does.
 pub fn find_conflict_marker(text: &str) -> Option<ConflictMarker> {
-    // Fast exit: almost every file has none of the three markers anywhere.
-    if !["<<<<<<<", "=======", ">>>>>>>"]
-        .iter()
-        .any(|m| text.contains(m))
-    {
+    // Fast exit: almost every file has none of the three markers anywhere (one pass looking
+    // for a run of seven `<`, `=` or `>`).
+    let b = text.as_bytes();
+    let has_run = memchr::memchr3_iter(b'<', b'=', b'>', b).any(|i| {
+        b.get(i..i + 7)
+            .is_some_and(|run| run.iter().all(|c| *c == b[i]))
+    });
+    if !has_run {
         return None;
     }
     for (i, raw) in text.split('\n').enumerate() {
@@ -144,9 +147,9 @@ fn split_toon(text: &str, path: &Path) -> Result<(Map<String, Value>, String)> {
     let Value::Object(mut record) = decoded else {
         return Err(syntax(path, "TOON item document must be an object"));
     };
-    let body = match record.get("body") {
+    let body = match record.get_mut("body") {
         None => String::new(),
-        Some(Value::String(b)) => b.clone(),
+        Some(Value::String(b)) => std::mem::take(b),
         Some(_) => return Err(syntax(path, "TOON item document body must be a string")),
     };
     if let Some(front) = record.get_mut("front_matter") {

@@ -142,20 +142,24 @@ pub(super) fn decode_key_value<'a>(
     map: &mut Map<String, Value>,
 ) -> Result<(), ToonError> {
     check_depth(line, base_depth)?;
-    if let Some(mut header) = resolve_header(line)? {
-        let Some(key) = header.key.take() else {
-            return Err(line.error(if header.keyed {
-                "Keyless keyed header is only valid at the document root"
-            } else {
-                "Keyless array header is only valid at the document root or as a list item"
-            }));
-        };
-        let slot = vacant(map, key, line)?;
-        let value = decode_array_from_header(r, header, base_depth, line)?;
-        slot.insert(value);
-        return Ok(());
-    }
-    let (key, end) = parse_key_token(line.content).map_err(|e| line.error(e))?;
+    let (key, end) = if let Some(colon) = bare_key_colon(line.content) {
+        (line.content[..colon].to_string(), colon + 1)
+    } else {
+        if let Some(mut header) = resolve_header(line)? {
+            let Some(key) = header.key.take() else {
+                return Err(line.error(if header.keyed {
+                    "Keyless keyed header is only valid at the document root"
+                } else {
+                    "Keyless array header is only valid at the document root or as a list item"
+                }));
+            };
+            let slot = vacant(map, key, line)?;
+            let value = decode_array_from_header(r, header, base_depth, line)?;
+            slot.insert(value);
+            return Ok(());
+        }
+        parse_key_token(line.content).map_err(|e| line.error(e))?
+    };
     let rest = trim_spaces(&line.content[end..]);
     let slot = vacant(map, key, line)?;
     let value = if rest.is_empty() {
@@ -179,6 +183,23 @@ pub(super) fn decode_key_value<'a>(
     };
     slot.insert(value);
     Ok(())
+}
+
+/// The common line `name: …` with a bare key (`[A-Za-z_][A-Za-z0-9_.]*`) right before the
+/// colon: returns the colon's index. Such a line is never an array header (its first colon
+/// comes before any bracket), and [`parse_key_token`] reads exactly that key from it.
+fn bare_key_colon(content: &str) -> Option<usize> {
+    let b = content.as_bytes();
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
+        return None;
+    }
+    let end = b
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.'))?;
+    (b[end] == b':').then_some(end)
 }
 
 /// Parses the key at the start of `content`; returns it and the index after its colon.
@@ -385,6 +406,35 @@ mod tests {
             ok("o[2:]{a}:\n  \"x y\": 1\n  z: 2"),
             json!({"o": {"x y": {"a": 1}, "z": {"a": 2}}})
         );
+    }
+
+    #[test]
+    fn bare_key_lines_read_as_the_general_path_reads_them() {
+        for content in [
+            "id: x",
+            "a.b_c9:",
+            "_k: \"v\"",
+            "k:1",
+            "t[2]: a,b",
+            "\"k\": 1",
+            "k : 1",
+        ] {
+            let general = match resolve_header(Line {
+                content,
+                depth: 0,
+                number: 1,
+            }) {
+                Ok(Some(_)) => None,
+                _ => parse_key_token(content).ok(),
+            };
+            let fast = bare_key_colon(content).map(|c| (content[..c].to_string(), c + 1));
+            if fast.is_some() {
+                assert_eq!(fast, general, "{content:?}");
+            }
+        }
+        assert_eq!(bare_key_colon("id: x"), Some(2));
+        assert_eq!(bare_key_colon("t[2]: a"), None);
+        assert_eq!(bare_key_colon("k : 1"), None);
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod token;
 pub use decode::decode;
 pub use encode::encode;
 pub use render::render_output;
+pub(crate) use token::{Stops, skip_to};
 
 /// A TOON decoding error: the 1-based line it was found on and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
