@@ -21,9 +21,11 @@ use serde_json::{Map, Value};
 use super::receipt::FieldGroup;
 use super::view::TrackerView;
 use crate::collate::locale_compare;
+use crate::error::IoResultExt;
 use crate::error::Result;
 use crate::history::TrackerHistoryReport;
-use crate::history::verify::verify_tracker_history_indexed;
+use crate::history::verify::{list_streams, read_small_file, verify_tracker_history_listed};
+use crate::item::codec::parse_item;
 use crate::tracker::ItemFileRef;
 
 pub use items::CheckItem;
@@ -231,8 +233,9 @@ pub fn validate(view: &TrackerView, options: &ValidateOptions) -> Result<Validat
         .map(|check| run_check(*check, &scope, history.as_ref(), options))
         .collect::<Result<Vec<Outcome>>>()?;
     let report = assemble(outcomes, options);
-    // Freeing a hundred thousand documents takes a while: do it in parallel.
-    rayon::join(|| drop(loaded.items), || drop(history));
+    // Freeing a hundred thousand documents takes a while: do it on the pool while the caller
+    // renders the report.
+    rayon::spawn(move || drop((loaded, history)));
     Ok(report)
 }
 
@@ -281,26 +284,32 @@ pub(crate) fn load_verified(view: &TrackerView) -> Result<(Loaded, TrackerHistor
 
 /// Loads every item file once; with `history`, verifies the streams in the same pass.
 fn load(view: &TrackerView, history: bool) -> Result<(Loaded, Option<TrackerHistoryReport>)> {
-    let files = view.item_files()?.files;
+    // The history directory is listed while the item folders are.
+    let (files, streams) = rayon::join(
+        || view.item_files(),
+        || history.then(|| list_streams(view.tracker())),
+    );
+    let files = files?.files;
+    let streams = streams.transpose()?;
     let schema = view.schema();
+    let canon = view.canon_schema();
+    // What `view.load` does, reading the file in fewer system calls.
     let parse = |file: &ItemFileRef| -> Result<CheckItem> {
-        let doc = view.load(file)?;
+        let bytes = read_small_file(&file.path).at(&file.path)?;
+        let doc = parse_item(&bytes, file.format, &file.path, &canon)?;
         Ok(CheckItem::new(doc, &file.stem, schema))
     };
     let slots: Vec<OnceLock<Result<CheckItem>>> = files.iter().map(|_| OnceLock::new()).collect();
-    let report = if history {
-        Some(verify_tracker_history_indexed(
-            view.tracker(),
-            &files,
-            |index, file| match slots[index].get_or_init(|| parse(file)) {
-                Ok(item) => Ok(Cow::Borrowed(&item.doc)),
-                // The error is not `Clone`: reading the file again reproduces it (rare).
-                Err(_) => view.load(file).map(Cow::Owned),
-            },
-        )?)
-    } else {
-        None
-    };
+    let report = streams.map(|streams| {
+        verify_tracker_history_listed(view.tracker(), &files, &streams, |index, file| match slots
+            [index]
+            .get_or_init(|| parse(file))
+        {
+            Ok(item) => Ok(Cow::Borrowed(&item.doc)),
+            // The error is not `Clone`: reading the file again reproduces it (rare).
+            Err(_) => view.load(file).map(Cow::Owned),
+        })
+    });
     let parsed: Vec<Result<CheckItem>> = slots
         .into_par_iter()
         .zip(files.par_iter())
