@@ -229,8 +229,9 @@ where
     D: Borrow<ItemDoc>,
 {
     let streams = list_streams(tracker)?;
+    let items: Vec<&ItemFileRef> = items.iter().collect();
     Ok(verify_tracker_history_listed(
-        tracker, items, &streams, load,
+        tracker, &items, &streams, load,
     ))
 }
 
@@ -247,7 +248,7 @@ pub fn list_streams(tracker: &Tracker) -> Result<Vec<String>> {
 /// that a caller can list them while it lists the item files.
 pub fn verify_tracker_history_listed<F, D>(
     tracker: &Tracker,
-    items: &[ItemFileRef],
+    items: &[&ItemFileRef],
     streams: &[String],
     load: F,
 ) -> TrackerHistoryReport
@@ -269,7 +270,7 @@ where
 
 /// Every id with a stream or an item file (the workspace stream aside), sorted, with the
 /// indexes in `items` of its files in ascending order.
-fn group_ids<'a>(items: &'a [ItemFileRef], streams: &'a [String]) -> Vec<(&'a str, Vec<usize>)> {
+fn group_ids<'a>(items: &[&'a ItemFileRef], streams: &'a [String]) -> Vec<(&'a str, Vec<usize>)> {
     // A stream sorts after the files of its id; ids compare as strings, as a `BTreeMap` does.
     const STREAM: usize = usize::MAX;
     let mut keys: Vec<(&str, usize)> = Vec::with_capacity(items.len() + streams.len());
@@ -320,23 +321,30 @@ fn unreadable(err: &crate::Error) -> StreamStatus {
     }
 }
 
-/// Reads a whole file as `std::fs::read` does, in fewer system calls: no size query first (the
-/// files read here are small), just reads into a buffer until end of file.
+/// Reads a whole file as `std::fs::read` does, in fewer system calls and without zeroing a
+/// fresh buffer per file: no size query first (the files read here are small), reads into a
+/// per-thread buffer until end of file, and returns exactly the bytes read.
 ///
 /// # Errors
 /// The I/O error of opening or reading the file.
 pub(crate) fn read_small_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    /// Hides `File`'s own `read_to_end`, which asks for the size and position first.
-    struct Plain(std::fs::File);
-    impl Read for Plain {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            self.0.read(buf)
-        }
+    use std::cell::RefCell;
+    use std::io::{ErrorKind, Read};
+    thread_local! {
+        static BUFFER: RefCell<Vec<u8>> = RefCell::new(vec![0; 64 * 1024]);
     }
-    let mut bytes = Vec::with_capacity(8 * 1024);
-    Plain(std::fs::File::open(path)?).read_to_end(&mut bytes)?;
-    Ok(bytes)
+    let mut file = std::fs::File::open(path)?;
+    BUFFER.with_borrow_mut(|buffer| {
+        let mut bytes = Vec::new();
+        loop {
+            match file.read(buffer) {
+                Ok(0) => return Ok(bytes),
+                Ok(n) => bytes.extend_from_slice(&buffer[..n]),
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+    })
 }
 
 /// Reads a stream; also answers whether the path is a file (read, absent, or asked again).
@@ -354,7 +362,7 @@ fn read_stream_file(path: &Path, id: &str) -> (Result<StreamRead>, bool) {
 fn verify_item<F, D>(
     tracker: &Tracker,
     id: &str,
-    all: &[ItemFileRef],
+    all: &[&ItemFileRef],
     files: &[usize],
     load: &F,
 ) -> ItemHistoryReport
@@ -498,6 +506,20 @@ mod tests {
             stem: id.into(),
             format: ItemFormat::Toon,
         }
+    }
+
+    #[test]
+    fn small_file_reads_match_fs_read() -> std::result::Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        for len in [0usize, 1, 4096, 64 * 1024, 200_000] {
+            let path = dir.path().join(format!("f{len}"));
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            crate::atomic::write(&path, &bytes)?;
+            assert_eq!(read_small_file(&path)?, std::fs::read(&path)?, "{len}");
+        }
+        let missing = read_small_file(&dir.path().join("none")).expect_err("missing");
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        Ok(())
     }
 
     #[test]
