@@ -5,14 +5,14 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::entry::PatchOp;
 use crate::hash::{HashEpoch, hex_digest};
 use crate::item::ItemDoc;
 use crate::item::canon::{canonical_field_for_hash, normalize_body, sort_tests_legacy};
-use crate::json::{js_key_order, to_stable, write_string};
+use crate::json::{is_array_index, js_key_order, to_stable, write_string};
 
 /// The cached hash input of one replay state.
 #[derive(Clone, Debug, Default)]
@@ -177,6 +177,64 @@ impl HashParts {
     }
 }
 
+/// Returns the item hash of `doc` at `epoch` (what `hash::item_hash` returns) without caching
+/// anything: for a state hashed once, such as the last entry of a stream, where filling the
+/// cache costs more than it saves. `None` as for [`HashParts::item_hash`].
+pub(super) fn item_hash_once(doc: &ItemDoc, epoch: HashEpoch) -> Option<String> {
+    if doc.metadata.is_empty() || !doc.metadata.get("tags").is_some_and(Value::is_array) {
+        return None;
+    }
+    let mut text = String::with_capacity(256);
+    text.push_str("{\"body\":");
+    write_string(&mut text, &normalize_body(&doc.body));
+    text.push_str(",\"front_matter\":{");
+    let mut hasher = Sha256::new_with_prefix(text.as_bytes());
+    let mut any = false;
+    for (key, value) in hash_order(&doc.metadata) {
+        let canonical = if epoch == HashEpoch::V1 && key == "tests" {
+            canonical_field_for_hash(key, value).map(|mut tests| {
+                if let Value::Array(rows) = &mut tests {
+                    sort_tests_legacy(rows);
+                }
+                tests
+            })
+        } else {
+            canonical_field_for_hash(key, value)
+        };
+        let Some(canonical) = canonical else {
+            continue;
+        };
+        text.clear();
+        if any {
+            text.push(',');
+        }
+        any = true;
+        write_string(&mut text, key);
+        text.push(':');
+        text.push_str(&to_stable(&canonical));
+        hasher.update(text.as_bytes());
+    }
+    hasher.update(b"}}");
+    Some(hex_digest(hasher))
+}
+
+/// Returns the entries of `metadata` in hash order (what [`js_key_order`] gives with sorting),
+/// comparing ASCII keys as bytes, which is their UTF-16 order too.
+fn hash_order(metadata: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<(&String, &Value)> = metadata.iter().collect();
+    if entries
+        .iter()
+        .all(|(k, _)| k.is_ascii() && !is_array_index(k))
+    {
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        return entries;
+    }
+    js_key_order(metadata, true)
+        .into_iter()
+        .map(|k| (k, &metadata[k.as_str()]))
+        .collect()
+}
+
 fn feed(hasher: &mut Sha256, any: &mut bool, piece: Option<&str>) {
     if let Some(piece) = piece {
         if *any {
@@ -293,6 +351,35 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_uncached_hash_matches_the_full_hash() {
+        let d = doc(
+            json!({"id": "pm-a", "title": "  T  ", "type": "Task", "status": "open",
+                "priority": 2, "tags": ["b", "a", "a"], "zeta": {"y": 1, "x": [2, 1]},
+                "10": "index key", "assignee": "", "\u{e9}t\u{e9}": "x", "Zed": null,
+                "tests": [{"command": "z"}, {"command": "a", "path": "p"}]}),
+            "\n\nbody  \n",
+        );
+        for epoch in [HashEpoch::V1, HashEpoch::V2] {
+            assert_eq!(item_hash_once(&d, epoch), Some(item_hash(&d, epoch)));
+        }
+        // Only ASCII keys and no index keys: ordered as bytes.
+        let ascii = doc(
+            json!({"id": "pm-a", "tags": [], "Zed": 1, "_x": 2, "a-b": 3, "a": 4,
+                "tests": [{"command": "z"}, {"command": "a"}]}),
+            "",
+        );
+        for epoch in [HashEpoch::V1, HashEpoch::V2] {
+            assert_eq!(
+                item_hash_once(&ascii, epoch),
+                Some(item_hash(&ascii, epoch))
+            );
+        }
+        assert_eq!(item_hash_once(&ItemDoc::empty(), HashEpoch::V2), None);
+        let no_tags = doc(json!({"id": "pm-a", "tags": "x"}), "");
+        assert_eq!(item_hash_once(&no_tags, HashEpoch::V1), None);
     }
 
     #[test]

@@ -226,13 +226,13 @@ impl<'de> Visitor<'de> for OpVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PatchOp, A::Error> {
-        let mut op: Option<String> = None;
+        let mut op: Option<Cow<'de, str>> = None;
         let mut path: Option<String> = None;
         let mut from: Option<Option<String>> = None;
         let mut value: Option<Value> = None;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             let repeated = match key.as_ref() {
-                "op" => op.replace(map.next_value::<String>()?).is_some(),
+                "op" => op.replace(map.next_value::<Key<'de>>()?.0).is_some(),
                 "path" => path.replace(map.next_value::<String>()?).is_some(),
                 "from" => {
                     let written = match map.next_value::<Value>()? {

@@ -5,9 +5,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::entry::HistoryEntry;
-use super::hash_parts::HashParts;
-use super::patch::apply_strict;
+use super::entry::{HistoryEntry, PatchOp, PatchOpKind};
+use super::hash_parts::{HashParts, item_hash_once};
+use super::patch::{PatchError, apply_op, apply_strict};
 use crate::hash::{EMPTY_DOC_HASH, HashEpoch, item_hash, replay_hash};
 use crate::item::ItemDoc;
 
@@ -113,6 +113,9 @@ pub(super) struct State {
     root: Value,
     /// Cached per-field hash input of `root`, kept in step by [`State::apply`].
     parts: HashParts,
+    /// Whether this state is hashed again after the next change; when not (the last entry of
+    /// a stream), hashes skip filling `parts`.
+    rehashed: bool,
 }
 
 impl State {
@@ -123,6 +126,7 @@ impl State {
         State {
             root: Value::Object(root),
             parts: HashParts::default(),
+            rehashed: true,
         }
     }
 
@@ -140,6 +144,90 @@ impl State {
         self.parts.invalidate(&entry.patch);
         apply_strict(&mut self.root, &entry.patch)
             .map_err(|err| ChainIssue::patch_failed(entry_number, err.to_string()))?;
+        self.check_shape(entry_number)
+    }
+
+    /// [`State::apply`] that moves the values out of `entry`'s patch (leaving `None`) instead
+    /// of cloning them, and applies the common operations directly.
+    fn apply_taking(
+        &mut self,
+        entry_number: usize,
+        entry: &mut HistoryEntry,
+    ) -> Result<(), ChainIssue> {
+        if entry.patch.is_empty() {
+            return Ok(());
+        }
+        self.parts.invalidate(&entry.patch);
+        for (index, op) in entry.patch.iter_mut().enumerate() {
+            if self.apply_direct(op) {
+                continue;
+            }
+            // What `apply_strict` reports for the operation that fails.
+            apply_op(&mut self.root, op).map_err(|kind| {
+                let err = PatchError {
+                    index,
+                    op: op.op.as_str().to_string(),
+                    path: op.path.clone(),
+                    kind,
+                };
+                ChainIssue::patch_failed(entry_number, err.to_string())
+            })?;
+        }
+        self.check_shape(entry_number)
+    }
+
+    /// Applies an `add` or `replace` of `/body` or of a top-level metadata key without
+    /// escapes, moving its value, when the operation cannot fail; returns false with nothing
+    /// changed otherwise (the caller applies it the general way). The result is what
+    /// `apply_op` gives.
+    fn apply_direct(&mut self, op: &mut PatchOp) -> bool {
+        let add = match op.op {
+            PatchOpKind::Add => true,
+            PatchOpKind::Replace => false,
+            _ => return false,
+        };
+        let Value::Object(root) = &mut self.root else {
+            return false;
+        };
+        let slot = if op.path == "/body" {
+            // `add` at an existing key replaces in place, as `replace` does.
+            root.get_mut("body")
+        } else {
+            let Some(key) = op.path.strip_prefix("/metadata/") else {
+                return false;
+            };
+            if key.contains(['/', '~']) {
+                return false;
+            }
+            let Some(Value::Object(metadata)) = root.get_mut("metadata") else {
+                return false;
+            };
+            match (metadata.get_mut(key), add) {
+                (Some(slot), _) => Some(slot),
+                (None, true) => {
+                    let Some(value) = op.value.take() else {
+                        return false;
+                    };
+                    metadata.insert(key.to_string(), value);
+                    return true;
+                }
+                (None, false) => None,
+            }
+        };
+        match (slot, op.value.take()) {
+            (Some(slot), Some(value)) => {
+                *slot = value;
+                true
+            }
+            (_, value) => {
+                op.value = value;
+                false
+            }
+        }
+    }
+
+    /// Checks that the state kept the `{metadata: object, body: string}` shape.
+    fn check_shape(&self, entry_number: usize) -> Result<(), ChainIssue> {
         let shaped = self.root.as_object().is_some_and(|root| {
             root.get("metadata").is_some_and(Value::is_object)
                 && root.get("body").is_some_and(Value::is_string)
@@ -163,10 +251,12 @@ impl State {
         }
         let doc = self.take_doc();
         let same = epochs_agree(&doc);
-        let hash = self
-            .parts
-            .item_hash(&doc, epoch)
-            .unwrap_or_else(|| replay_hash(&doc, epoch));
+        let hash = if self.rehashed {
+            self.parts.item_hash(&doc, epoch)
+        } else {
+            item_hash_once(&doc, epoch)
+        }
+        .unwrap_or_else(|| replay_hash(&doc, epoch));
         self.put_doc(doc);
         (hash, same)
     }
@@ -258,14 +348,58 @@ fn epochs_agree(doc: &ItemDoc) -> bool {
 /// else the last explicit one before it, else v1 or v2, whichever verifies. Hash mismatches are
 /// collected and replay goes on; a patch that fails stops the replay.
 pub fn verify_chain(entries: &[HistoryEntry]) -> ChainReport {
+    replay_chain(entries)
+}
+
+/// [`verify_chain`] for a caller done with the patch values: they are moved into the replayed
+/// state instead of cloned, and every `value` of `entries` is `None` afterwards (the report
+/// is the same).
+pub fn verify_chain_taking(entries: &mut [HistoryEntry]) -> ChainReport {
+    replay_chain(entries)
+}
+
+/// The entries a chain replays, shared or given up.
+trait ChainEntries {
+    fn count(&self) -> usize;
+    fn entry(&self, index: usize) -> &HistoryEntry;
+    fn apply(&mut self, index: usize, state: &mut State) -> Result<(), ChainIssue>;
+}
+
+impl ChainEntries for &[HistoryEntry] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn entry(&self, index: usize) -> &HistoryEntry {
+        &self[index]
+    }
+    fn apply(&mut self, index: usize, state: &mut State) -> Result<(), ChainIssue> {
+        state.apply(index + 1, &self[index])
+    }
+}
+
+impl ChainEntries for &mut [HistoryEntry] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn entry(&self, index: usize) -> &HistoryEntry {
+        &self[index]
+    }
+    fn apply(&mut self, index: usize, state: &mut State) -> Result<(), ChainIssue> {
+        state.apply_taking(index + 1, &mut self[index])
+    }
+}
+
+fn replay_chain(mut entries: impl ChainEntries) -> ChainReport {
     let mut state = State::empty();
     let mut cache = HashCache::default();
     let mut issues = Vec::new();
     let mut inherited: Option<HashEpoch> = None;
     let mut last_epoch = HashEpoch::V1;
     let mut applied = 0;
-    for (index, entry) in entries.iter().enumerate() {
+    let count = entries.count();
+    for index in 0..count {
         let number = index + 1;
+        let entry = entries.entry(index);
         if let Some(version) = entry.item_hash_version {
             inherited = Some(epoch_of(version));
         }
@@ -282,12 +416,14 @@ pub fn verify_chain(entries: &[HistoryEntry]) -> ChainReport {
         };
         let mut check =
             EntryCheck::new(&mut state, &mut cache, &candidates, entry.patch.is_empty());
-        if let Err(issue) = state.apply(number, entry) {
+        // The state after the last entry is hashed here only: caching its pieces is waste.
+        state.rehashed = number < count;
+        if let Err(issue) = entries.apply(index, &mut state) {
             issues.push(issue);
             break;
         }
         applied = number;
-        match check.verify(&mut state, &mut cache, entry) {
+        match check.verify(&mut state, &mut cache, entries.entry(index)) {
             Ok(epoch) => last_epoch = epoch,
             Err(found) => {
                 issues.extend(found.into_iter().map(|(kind, expected, found)| ChainIssue {
@@ -599,5 +735,47 @@ mod tests {
         entry.patch = vec![PatchOp::replace("/body", json!(1))];
         let report = verify_chain(&[entry]);
         assert_eq!(codes(&report), ["patch_apply_failed:entry_1"]);
+    }
+
+    /// The taking replay reports exactly what the sharing one does, on clean, tampered,
+    /// legacy and failing streams and on operations the direct path leaves to `apply_op`.
+    #[test]
+    fn taking_the_values_gives_the_same_report() {
+        let base = doc_with_tests();
+        let mut odd = create(&base, HashEpoch::V2, Some(2));
+        odd.patch.extend([
+            PatchOp::add("/metadata/a~1b", json!(1)),
+            PatchOp::add("/metadata/tags/-", json!("x")),
+            PatchOp::replace("/metadata/title", json!("T2")),
+            PatchOp::add("/metadata/title", json!("T3")),
+            PatchOp::add("/body", json!("b2")),
+            PatchOp::add("/metadata/", json!("empty key")),
+        ]);
+        let mut missing = create(&base, HashEpoch::V2, Some(2));
+        missing
+            .patch
+            .push(PatchOp::replace("/metadata/nope", json!(1)));
+        let mut moved = create(&base, HashEpoch::V2, Some(2));
+        moved.patch.extend([
+            PatchOp::replace("/metadata", json!([1])),
+            PatchOp::add("/metadata/0", json!(2)),
+        ]);
+        let texts = [
+            D001.to_string(),
+            D001.replacen("\"Decision withdrawn\"", "\"Decision kept\"", 1),
+            D001.replace("\"/metadata/", "\"/front_matter/"),
+            D001.replacen(
+                r#"{"op":"remove","path":"/metadata/author"}"#,
+                r#"{"op":"remove","path":"/metadata/assignee"}"#,
+                1,
+            ),
+        ];
+        let mut streams: Vec<Vec<HistoryEntry>> = texts.iter().map(|t| entries(t)).collect();
+        streams.extend([vec![odd], vec![missing], vec![moved]]);
+        for stream in streams {
+            let shared = verify_chain(&stream);
+            let mut owned = stream.clone();
+            assert_eq!(verify_chain_taking(&mut owned), shared);
+        }
     }
 }

@@ -65,7 +65,9 @@ pub fn read_stream(path: &Path, id: &str) -> Result<StreamRead> {
 /// [`Error::HistoryInvalid`] for a line that is not UTF-8, not JSON or not an entry, unless it
 /// is the unterminated last line, which is returned as [`StreamRead::torn_tail`] instead.
 pub fn parse_stream(bytes: &[u8], id: &str, path: &Path) -> Result<StreamRead> {
-    if let Some(marker) = find_conflict_marker(&String::from_utf8_lossy(bytes)) {
+    if may_hold_conflict_marker(bytes)
+        && let Some(marker) = find_conflict_marker(&String::from_utf8_lossy(bytes))
+    {
         return Err(Error::ConflictMarkers {
             path: path.to_path_buf(),
             line: marker.line,
@@ -124,6 +126,21 @@ pub fn parse_stream(bytes: &[u8], id: &str, path: &Path) -> Result<StreamRead> {
     Ok(read)
 }
 
+/// Whether any of the three conflict markers occurs anywhere in `bytes`: a byte search that
+/// lets almost every stream skip the text conversion [`find_conflict_marker`] needs.
+fn may_hold_conflict_marker(bytes: &[u8]) -> bool {
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    static MARKERS: LazyLock<[Finder<'static>; 3]> = LazyLock::new(|| {
+        [
+            Finder::new(b"<<<<<<<"),
+            Finder::new(b"======="),
+            Finder::new(b">>>>>>>"),
+        ]
+    });
+    MARKERS.iter().any(|m| m.find(bytes).is_some())
+}
+
 pub(super) struct RawLine<'a> {
     pub(super) offset: usize,
     pub(super) bytes: &'a [u8],
@@ -135,7 +152,7 @@ pub(super) fn split_lines(bytes: &[u8]) -> Vec<RawLine<'_>> {
     let mut lines = Vec::new();
     let mut start = 0;
     while start < bytes.len() {
-        match bytes[start..].iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', &bytes[start..]) {
             Some(len) => {
                 lines.push(RawLine {
                     offset: start,

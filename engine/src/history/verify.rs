@@ -3,14 +3,13 @@
 //! and the workspace stream with its document agreement, checked in parallel.
 
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::entry::HistoryEntry;
-use super::replay::{ChainIssue, ChainReport, DriftMismatch, check_drift, verify_chain};
+use super::replay::{ChainIssue, ChainReport, DriftMismatch, check_drift, verify_chain_taking};
 use super::stream::{StreamRead, TornTail, parse_stream, read_stream};
 use super::workspace::{
     DocumentDisagreement, WORKSPACE_STREAM_ID, check_workspace_documents, replay_workspace,
@@ -229,21 +228,35 @@ where
     F: Fn(usize, &ItemFileRef) -> Result<D> + Sync,
     D: Borrow<ItemDoc>,
 {
-    let history_dir = tracker.history_dir();
-    let mut ids: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for id in stream_ids(&history_dir)? {
-        ids.entry(id).or_default();
-    }
-    for (index, file) in items.iter().enumerate() {
-        match ids.get_mut(file.stem.as_str()) {
-            Some(files) => files.push(index),
-            None => {
-                ids.insert(file.stem.clone(), vec![index]);
-            }
-        }
-    }
-    ids.remove(WORKSPACE_STREAM_ID);
-    let ids: Vec<(String, Vec<usize>)> = ids.into_iter().collect();
+    let streams = list_streams(tracker)?;
+    let items: Vec<&ItemFileRef> = items.iter().collect();
+    Ok(verify_tracker_history_listed(
+        tracker, &items, &streams, load,
+    ))
+}
+
+/// Lists the ids of the streams in the history directory, in no particular order (a missing
+/// directory has none); what [`verify_tracker_history_listed`] takes.
+///
+/// # Errors
+/// [`crate::Error::Io`] when the history directory exists but cannot be listed.
+pub fn list_streams(tracker: &Tracker) -> Result<Vec<String>> {
+    stream_ids(&tracker.history_dir())
+}
+
+/// [`verify_tracker_history_indexed`] over streams listed beforehand with [`list_streams`], so
+/// that a caller can list them while it lists the item files.
+pub fn verify_tracker_history_listed<F, D>(
+    tracker: &Tracker,
+    items: &[&ItemFileRef],
+    streams: &[String],
+    load: F,
+) -> TrackerHistoryReport
+where
+    F: Fn(usize, &ItemFileRef) -> Result<D> + Sync,
+    D: Borrow<ItemDoc>,
+{
+    let ids = group_ids(items, streams);
     let (items, workspace) = rayon::join(
         || {
             ids.par_iter()
@@ -252,7 +265,35 @@ where
         },
         || verify_workspace(tracker),
     );
-    Ok(TrackerHistoryReport { items, workspace })
+    TrackerHistoryReport { items, workspace }
+}
+
+/// Every id with a stream or an item file (the workspace stream aside), sorted, with the
+/// indexes in `items` of its files in ascending order.
+fn group_ids<'a>(items: &[&'a ItemFileRef], streams: &'a [String]) -> Vec<(&'a str, Vec<usize>)> {
+    // A stream sorts after the files of its id; ids compare as strings, as a `BTreeMap` does.
+    const STREAM: usize = usize::MAX;
+    let mut keys: Vec<(&str, usize)> = Vec::with_capacity(items.len() + streams.len());
+    keys.extend(streams.iter().map(|id| (id.as_str(), STREAM)));
+    keys.extend(items.iter().enumerate().map(|(i, f)| (f.stem.as_str(), i)));
+    keys.par_sort_unstable();
+    let mut ids: Vec<(&str, Vec<usize>)> = Vec::with_capacity(keys.len());
+    for (id, index) in keys {
+        if id == WORKSPACE_STREAM_ID {
+            continue;
+        }
+        let files = match ids.last_mut() {
+            Some((last, files)) if *last == id => files,
+            _ => {
+                ids.push((id, Vec::new()));
+                &mut ids.last_mut().expect("just pushed").1
+            }
+        };
+        if index != STREAM {
+            files.push(index);
+        }
+    }
+    ids
 }
 
 /// Lists the stems of `*.jsonl` files in the history directory (a missing directory is empty).
@@ -280,10 +321,36 @@ fn unreadable(err: &crate::Error) -> StreamStatus {
     }
 }
 
+/// Reads a whole file as `std::fs::read` does, in fewer system calls and without zeroing a
+/// fresh buffer per file: no size query first (the files read here are small), reads into a
+/// per-thread buffer until end of file, and returns exactly the bytes read.
+///
+/// # Errors
+/// The I/O error of opening or reading the file.
+pub(crate) fn read_small_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::cell::RefCell;
+    use std::io::{ErrorKind, Read};
+    thread_local! {
+        static BUFFER: RefCell<Vec<u8>> = RefCell::new(vec![0; 64 * 1024]);
+    }
+    let mut file = std::fs::File::open(path)?;
+    BUFFER.with_borrow_mut(|buffer| {
+        let mut bytes = Vec::new();
+        loop {
+            match file.read(buffer) {
+                Ok(0) => return Ok(bytes),
+                Ok(n) => bytes.extend_from_slice(&buffer[..n]),
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(err) => return Err(err),
+            }
+        }
+    })
+}
+
 /// Reads a stream; also answers whether the path is a file (read, absent, or asked again).
 fn read_stream_file(path: &Path, id: &str) -> (Result<StreamRead>, bool) {
     use crate::error::IoResultExt;
-    match std::fs::read(path) {
+    match read_small_file(path) {
         Ok(bytes) => (parse_stream(&bytes, id, path), true),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             (Ok(StreamRead::default()), false)
@@ -295,7 +362,7 @@ fn read_stream_file(path: &Path, id: &str) -> (Result<StreamRead>, bool) {
 fn verify_item<F, D>(
     tracker: &Tracker,
     id: &str,
-    all: &[ItemFileRef],
+    all: &[&ItemFileRef],
     files: &[usize],
     load: &F,
 ) -> ItemHistoryReport
@@ -320,7 +387,7 @@ where
     };
     let (read, stream_file) = read_stream_file(&tracker.history_path(id), id);
     report.stream_file = stream_file;
-    let read: StreamRead = match read {
+    let mut read: StreamRead = match read {
         Ok(read) => read,
         Err(err) => {
             report.stream = unreadable(&err);
@@ -335,7 +402,8 @@ where
         report.files = files.iter().map(not_checked).collect();
         return report;
     }
-    let chain = verify_chain(&read.entries);
+    // The patch values are not read again: the replay takes them.
+    let chain = verify_chain_taking(&mut read.entries);
     report.epoch = Some(match chain.epoch {
         HashEpoch::V1 => 1,
         HashEpoch::V2 => 2,
@@ -426,6 +494,7 @@ mod tests {
     use crate::history::point::replay_to;
     use crate::history::stream::parse_stream;
     use crate::tracker::ItemFormat;
+    use std::collections::BTreeMap;
 
     const D001: &str = include_str!("../../../testdata/history/pm-d001.jsonl");
 
@@ -437,6 +506,20 @@ mod tests {
             stem: id.into(),
             format: ItemFormat::Toon,
         }
+    }
+
+    #[test]
+    fn small_file_reads_match_fs_read() -> std::result::Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        for len in [0usize, 1, 4096, 64 * 1024, 200_000] {
+            let path = dir.path().join(format!("f{len}"));
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            crate::atomic::write(&path, &bytes)?;
+            assert_eq!(read_small_file(&path)?, std::fs::read(&path)?, "{len}");
+        }
+        let missing = read_small_file(&dir.path().join("none")).expect_err("missing");
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        Ok(())
     }
 
     #[test]

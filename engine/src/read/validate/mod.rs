@@ -12,7 +12,6 @@ mod references;
 mod storage;
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -21,9 +20,11 @@ use serde_json::{Map, Value};
 use super::receipt::FieldGroup;
 use super::view::TrackerView;
 use crate::collate::locale_compare;
+use crate::error::IoResultExt;
 use crate::error::Result;
 use crate::history::TrackerHistoryReport;
-use crate::history::verify::verify_tracker_history_indexed;
+use crate::history::verify::{list_streams, read_small_file, verify_tracker_history_listed};
+use crate::item::codec::parse_item;
 use crate::tracker::ItemFileRef;
 
 pub use items::CheckItem;
@@ -209,30 +210,52 @@ pub(crate) struct Scope<'a> {
 
 /// Runs the requested checks over the tracker of `view`.
 ///
-/// Every item file is read and parsed once; with a history check, each file's stream is read
-/// and verified in the same parallel pass and dropped after it. The checks then run in
-/// parallel and their outcomes are assembled in run order.
+/// Every item file is read and parsed once, in parallel. Then the checks that read only the
+/// items run while the history streams are verified (each stream read once and dropped after
+/// it), and the history checks run last; outcomes are assembled in run order.
 ///
 /// # Errors
 /// `io_error` when the item folders or the history directory cannot be listed.
 pub fn validate(view: &TrackerView, options: &ValidateOptions) -> Result<ValidateReport> {
     let checks = options.resolved_checks();
-    let with_history =
-        checks.contains(&CheckName::HistoryDrift) || checks.contains(&CheckName::StorageIntegrity);
-    let (loaded, history) = load(view, with_history)?;
+    let needs_history =
+        |c: &CheckName| matches!(c, CheckName::HistoryDrift | CheckName::StorageIntegrity);
+    let (loaded, streams) = load_items(view, checks.iter().any(needs_history))?;
     let scope = Scope {
         view,
         items: &loaded.items,
         scanned: &loaded.scanned,
         limit: options.diagnostic_limit,
     };
+    let (history, outcomes) = rayon::join(
+        || streams.map(|streams| verify(view, &loaded, &streams)),
+        || {
+            checks
+                .par_iter()
+                .filter(|c| !needs_history(c))
+                .map(|check| run_check(*check, &scope, None, options).map(|o| (*check, o)))
+                .collect::<Result<Vec<(CheckName, Outcome)>>>()
+        },
+    );
+    let mut outcomes = outcomes?;
+    outcomes.extend(
+        checks
+            .par_iter()
+            .filter(|c| needs_history(c))
+            .map(|check| run_check(*check, &scope, history.as_ref(), options).map(|o| (*check, o)))
+            .collect::<Result<Vec<(CheckName, Outcome)>>>()?,
+    );
     let outcomes = checks
-        .par_iter()
-        .map(|check| run_check(*check, &scope, history.as_ref(), options))
-        .collect::<Result<Vec<Outcome>>>()?;
+        .iter()
+        .filter_map(|check| {
+            let at = outcomes.iter().position(|(c, _)| c == check)?;
+            Some(outcomes.swap_remove(at).1)
+        })
+        .collect();
     let report = assemble(outcomes, options);
-    // Freeing a hundred thousand documents takes a while: do it in parallel.
-    rayon::join(|| drop(loaded.items), || drop(history));
+    // Freeing a hundred thousand documents takes a while: do it on the pool while the caller
+    // renders the report.
+    rayon::spawn(move || drop((loaded, history)));
     Ok(report)
 }
 
@@ -266,62 +289,79 @@ pub(crate) struct Loaded {
     pub scanned: Vec<(ItemFileRef, Result<String>)>,
     /// Parsed items, sorted by id (`localeCompare`).
     pub items: Vec<CheckItem>,
+    /// Per entry of `scanned`, the position of its item in `items` (`None`: not parsed).
+    positions: Vec<Option<usize>>,
 }
 
-/// Reads and parses every item file and verifies every history stream against them, in one
-/// parallel pass (each file read once).
+/// Reads and parses every item file, then verifies every history stream against them (each
+/// file read once).
 ///
 /// # Errors
 /// `io_error` when an item folder or the history directory cannot be listed.
 pub(crate) fn load_verified(view: &TrackerView) -> Result<(Loaded, TrackerHistoryReport)> {
-    let (loaded, report) = load(view, true)?;
-    let report = report.ok_or_else(|| crate::Error::internal("history report not built"))?;
+    let (loaded, streams) = load_items(view, true)?;
+    let streams = streams.ok_or_else(|| crate::Error::internal("history not listed"))?;
+    let report = verify(view, &loaded, &streams);
     Ok((loaded, report))
 }
 
-/// Loads every item file once; with `history`, verifies the streams in the same pass.
-fn load(view: &TrackerView, history: bool) -> Result<(Loaded, Option<TrackerHistoryReport>)> {
-    let files = view.item_files()?.files;
+/// The parsed items and, with `history`, the ids of the history streams (listed while the
+/// item folders are).
+fn load_items(view: &TrackerView, history: bool) -> Result<(Loaded, Option<Vec<String>>)> {
+    let (files, streams) = rayon::join(
+        || view.item_files(),
+        || history.then(|| list_streams(view.tracker())),
+    );
+    let files = files?.files;
+    let streams = streams.transpose()?;
     let schema = view.schema();
-    let parse = |file: &ItemFileRef| -> Result<CheckItem> {
-        let doc = view.load(file)?;
-        Ok(CheckItem::new(doc, &file.stem, schema))
-    };
-    let slots: Vec<OnceLock<Result<CheckItem>>> = files.iter().map(|_| OnceLock::new()).collect();
-    let report = if history {
-        Some(verify_tracker_history_indexed(
-            view.tracker(),
-            &files,
-            |index, file| match slots[index].get_or_init(|| parse(file)) {
-                Ok(item) => Ok(Cow::Borrowed(&item.doc)),
-                // The error is not `Clone`: reading the file again reproduces it (rare).
-                Err(_) => view.load(file).map(Cow::Owned),
-            },
-        )?)
-    } else {
-        None
-    };
-    let parsed: Vec<Result<CheckItem>> = slots
-        .into_par_iter()
-        .zip(files.par_iter())
-        .map(|(slot, file)| match slot.into_inner() {
-            Some(done) => done,
-            None => parse(file),
+    let canon = view.canon_schema();
+    // What `view.load` does, reading the file in fewer system calls.
+    let parsed: Vec<Result<CheckItem>> = files
+        .par_iter()
+        .map(|file| {
+            let bytes = read_small_file(&file.path).at(&file.path)?;
+            let doc = parse_item(&bytes, file.format, &file.path, &canon)?;
+            Ok(CheckItem::new(doc, &file.stem, schema))
         })
         .collect();
     let mut scanned = Vec::with_capacity(files.len());
     let mut items = Vec::with_capacity(files.len());
-    for (file, result) in files.into_iter().zip(parsed) {
+    for (index, (file, result)) in files.into_iter().zip(parsed).enumerate() {
         match result {
             Ok(item) => {
                 scanned.push((file, Ok(item.id.clone())));
-                items.push(item);
+                items.push((item, index));
             }
             Err(err) => scanned.push((file, Err(err))),
         }
     }
-    items.par_sort_by(|a, b| locale_compare(&a.id, &b.id));
-    Ok((Loaded { scanned, items }, report))
+    items.par_sort_by(|a, b| locale_compare(&a.0.id, &b.0.id));
+    let mut positions = vec![None; scanned.len()];
+    for (position, (_, index)) in items.iter().enumerate() {
+        positions[*index] = Some(position);
+    }
+    let items = items.into_iter().map(|(item, _)| item).collect();
+    Ok((
+        Loaded {
+            scanned,
+            items,
+            positions,
+        },
+        streams,
+    ))
+}
+
+/// Verifies `streams` and every loaded item file against its stream.
+fn verify(view: &TrackerView, loaded: &Loaded, streams: &[String]) -> TrackerHistoryReport {
+    let files: Vec<&ItemFileRef> = loaded.scanned.iter().map(|(file, _)| file).collect();
+    verify_tracker_history_listed(view.tracker(), &files, streams, |index, file| {
+        match loaded.positions[index] {
+            Some(position) => Ok(Cow::Borrowed(&loaded.items[position].doc)),
+            // The error is not `Clone`: reading the file again reproduces it (rare).
+            None => view.load(file).map(Cow::Owned),
+        }
+    })
 }
 
 /// Builds the envelope from the check outcomes.
