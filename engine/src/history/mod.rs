@@ -11,6 +11,7 @@ mod line;
 pub mod patch;
 pub mod point;
 pub mod replay;
+mod replay_state;
 pub mod stream;
 pub mod verify;
 pub mod workspace;

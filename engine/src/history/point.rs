@@ -2,7 +2,8 @@
 //! entries, or as of an instant, with strict patch application and no hash checks.
 
 use super::entry::HistoryEntry;
-use super::replay::{ChainIssue, State};
+use super::replay::ChainIssue;
+use super::replay_state::State;
 use crate::clock::EpochMs;
 use crate::error::Error;
 use crate::item::ItemDoc;

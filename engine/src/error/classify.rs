@@ -1,0 +1,238 @@
+//! What each error means to a caller: its stable code, its one-line fix, and the internal
+//! invariant constructor.
+
+use super::{Error, ErrorCode, LifecycleConflict, ReadOutputRefusal, UsageKind, display_paths};
+
+impl Error {
+    /// Returns the stable code of this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::NotInProject { .. } => ErrorCode::NotInProject,
+            Error::ItemNotFound { .. } => ErrorCode::ItemNotFound,
+            Error::InvalidId { .. } => ErrorCode::InvalidItemId,
+            Error::InvalidArgument { .. } => ErrorCode::InvalidArgumentValue,
+            Error::UnsupportedSearchMode { .. } => ErrorCode::UnsupportedSearchMode,
+            Error::UnsupportedSubcommand { .. } => ErrorCode::UnsupportedSubcommand,
+            Error::ItemInvalid { .. } => ErrorCode::ItemDocumentInvalid,
+            Error::ItemRoundTrip { .. } => ErrorCode::ItemDocumentRoundtripFailed,
+            Error::ConflictMarkers { history: false, .. } => {
+                ErrorCode::MergeConflictMarkersDetected
+            }
+            Error::ConflictMarkers { history: true, .. } => {
+                ErrorCode::HistoryMergeConflictMarkersDetected
+            }
+            Error::HistoryInvalid { .. } => ErrorCode::HistoryInvalid,
+            Error::DuplicateId { .. } => ErrorCode::DuplicateItemId,
+            Error::LockHeld { .. } => ErrorCode::LockConflict,
+            Error::LockStale { .. } => ErrorCode::LockStale,
+            Error::LockPathUnsafe { .. } => ErrorCode::LockPathUnsafe,
+            Error::Io { .. } => ErrorCode::Io,
+            Error::Usage { kind, .. } => match kind {
+                UsageKind::UnknownOption => ErrorCode::UnknownOption,
+                UsageKind::UnknownCommand => ErrorCode::UnknownCommand,
+                UsageKind::MissingRequiredArgument => ErrorCode::MissingRequiredArgument,
+                UsageKind::InvalidValue => ErrorCode::InvalidArgumentValue,
+                UsageKind::UnexpectedArgument => ErrorCode::UnexpectedArgument,
+                UsageKind::ConflictingArguments => ErrorCode::ConflictingArguments,
+            },
+            Error::ItemIdCollision { .. } => ErrorCode::ItemIdCollision,
+            Error::RevisionConflict { .. } => ErrorCode::ItemRevisionConflict,
+            Error::Lifecycle { kind, .. } => match kind {
+                LifecycleConflict::AlreadyClosed => ErrorCode::ItemAlreadyClosed,
+                LifecycleConflict::NotClosed => ErrorCode::ItemNotClosed,
+                LifecycleConflict::AlreadyClaimed => ErrorCode::AlreadyClaimedBy,
+                LifecycleConflict::NotClaimed => ErrorCode::ItemNotClaimed,
+                LifecycleConflict::OwnershipConflict => ErrorCode::OwnershipConflict,
+            },
+            Error::UnresolvedReference { .. } => ErrorCode::DependencyTargetUnresolved,
+            Error::MutationTorn { .. } => ErrorCode::MutationTorn,
+            Error::Index { .. } => ErrorCode::IndexUnavailable,
+            Error::ReadOutput { kind, .. } => match kind {
+                ReadOutputRefusal::InvalidValue => ErrorCode::InvalidArgumentValue,
+                ReadOutputRefusal::NotReadSurface => ErrorCode::ConflictingArguments,
+                ReadOutputRefusal::CursorInvalid => ErrorCode::ReadOutputCursorInvalid,
+                ReadOutputRefusal::CursorCommandMismatch => {
+                    ErrorCode::ReadOutputCursorCommandMismatch
+                }
+                ReadOutputRefusal::CursorStale => ErrorCode::ReadOutputCursorStale,
+                ReadOutputRefusal::InvalidSession => ErrorCode::InvalidReadOutputSession,
+                ReadOutputRefusal::InvalidQueryCursor => ErrorCode::InvalidQueryCursor,
+                ReadOutputRefusal::UnknownContextIntent => ErrorCode::UnknownContextIntent,
+                ReadOutputRefusal::MissingRequiredOption => ErrorCode::MissingRequiredOption,
+                ReadOutputRefusal::UnmatchedSelector => ErrorCode::CommandFailed,
+                ReadOutputRefusal::ProjectionConflict => {
+                    ErrorCode::ProjectionOptionsMutuallyExclusive
+                }
+                ReadOutputRefusal::UnknownField => ErrorCode::UnknownFieldProjection,
+            },
+            Error::SourceIncomplete { .. } => ErrorCode::ListSourceIncomplete,
+            Error::Internal { .. } => ErrorCode::Internal,
+        }
+    }
+
+    /// Returns whether the failed command left tracker files changed.
+    ///
+    /// Only a torn mutation does: every other refusal or failure happens before the first
+    /// write or is rolled back.
+    pub fn changed(&self) -> bool {
+        matches!(self, Error::MutationTorn { .. })
+    }
+
+    /// Returns a one-line fix for the user, computed from the variant.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::NotInProject { tried, .. } => Some(format!(
+                "run `pm init` in the project root, or point --pm-path/PM_PATH at an existing tracker (looked for {})",
+                tried.display()
+            )),
+            Error::ItemNotFound { .. } => Some(
+                "check the id with `pm list --all` or `pm search <keyword>`; confirm --pm-path/PM_PATH".into(),
+            ),
+            Error::InvalidId { .. } => Some(
+                "ids are lowercase letters, digits and '-', like pm-a1b2; '/', '..', none and null are refused".into(),
+            ),
+            Error::UnsupportedSubcommand {
+                command, supported, ..
+            } => Some(format!(
+                "use one of: {}; e.g. `pm {command} {} <id>`",
+                supported.join(", "),
+                supported.first().map_or("", String::as_str)
+            )),
+            Error::UnsupportedSearchMode { .. } => Some(
+                "drop --mode/--semantic/--hybrid: keyword search (the default) is the only mode".into(),
+            ),
+            Error::InvalidArgument { allowed, .. } if !allowed.is_empty() => {
+                Some(format!("use one of: {}", allowed.join(", ")))
+            }
+            Error::InvalidArgument { field, .. } => Some(format!(
+                "correct the value of {field} as the message says; `pm <command> --help` lists the accepted forms"
+            )),
+            Error::ItemInvalid { path, .. } => Some(format!(
+                "fix or restore the file (e.g. `git checkout -- {}`); nothing was written",
+                path.display()
+            )),
+            Error::ItemRoundTrip { .. } => Some(
+                "the item holds text the TOON codec cannot represent (e.g. a lone surrogate); edit the value and retry".into(),
+            ),
+            Error::ConflictMarkers { path, .. } => Some(format!(
+                "resolve the merge conflict in {} and commit the result",
+                path.display()
+            )),
+            Error::HistoryInvalid { path, line, .. } => Some(format!(
+                "repair line {line} of {} (a torn last line can be removed); history is append-only otherwise",
+                path.display()
+            )),
+            Error::DuplicateId { paths, .. } => Some(format!(
+                "keep one file and remove the others: {}",
+                display_paths(paths)
+            )),
+            Error::LockHeld { lock_path, pid, .. } => Some(format!(
+                "wait for process {pid} to finish, raise PM_LOCK_WAIT_MS, or remove {} if that process is gone",
+                lock_path.display()
+            )),
+            Error::LockStale { lock_path, .. } => Some(format!(
+                "re-run with --force to clear the stale lock, or delete {}",
+                lock_path.display()
+            )),
+            Error::LockPathUnsafe { .. } => {
+                Some("remove the symlink under locks/ and retry".into())
+            }
+            Error::Io { path, .. } => Some(format!(
+                "check that {} exists and is readable/writable",
+                path.display()
+            )),
+            Error::Usage { suggestions, .. } if !suggestions.is_empty() => Some(format!(
+                "did you mean {}?",
+                suggestions
+                    .iter()
+                    .map(|s| format!("'{s}'"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )),
+            Error::Usage { allowed, .. } if !allowed.is_empty() => {
+                Some(format!("use one of: {}", allowed.join(", ")))
+            }
+            Error::Usage { .. } => Some("run `pm --help` for the accepted arguments".into()),
+            Error::ItemIdCollision { id, .. } => Some(format!(
+                "pick another --id, or read the existing item with `pm get {id}`"
+            )),
+            Error::RevisionConflict { id, .. } => Some(format!(
+                "re-read the item (`pm get {id}`, `pm history {id}`), decide again, and retry with the new item_hash"
+            )),
+            Error::Lifecycle { kind, id, .. } => Some(match kind {
+                LifecycleConflict::AlreadyClosed => {
+                    format!("the item is already closed; reopen it first with `pm item reopen {id} <reason>`")
+                }
+                LifecycleConflict::NotClosed => {
+                    format!("only closed or canceled items can be reopened; see `pm get {id}`")
+                }
+                LifecycleConflict::AlreadyClaimed => format!(
+                    "pick another item (`pm next`), or take it over with `pm claim {id} --force`"
+                ),
+                LifecycleConflict::NotClaimed => {
+                    format!("nothing to release; claim it first with `pm claim {id}`")
+                }
+                LifecycleConflict::OwnershipConflict => format!(
+                    "ask the owner to release it, or re-run with --force to bypass ownership (`pm claim {id} --force` takes it over)"
+                ),
+            }),
+            Error::UnresolvedReference { target, .. } => Some(format!(
+                "create {target} first, or check the id with `pm list --all`"
+            )),
+            Error::MutationTorn { id, .. } => Some(format!(
+                "run `pm history-repair {id}` to bring the item file and its history back in line"
+            )),
+            Error::Index { .. } => Some(
+                "run `pm reindex` to rebuild it, or `pm gc --scope index` to delete it; reads scan the files meanwhile".into(),
+            ),
+            Error::ReadOutput { kind, suggestion, allowed, .. } => read_output_hint(*kind, suggestion.as_deref(), allowed),
+            Error::SourceIncomplete { .. } => Some(
+                "run `pm validate` to find the unreadable files, or drop --strict-read to accept a partial answer".into(),
+            ),
+            Error::Internal { .. } => Some("this is a bug in pm; please report it".into()),
+        }
+    }
+
+    /// Returns an internal-invariant error.
+    pub fn internal(detail: impl Into<String>) -> Error {
+        Error::Internal {
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Returns the one-line fix of a read-output refusal.
+fn read_output_hint(
+    kind: ReadOutputRefusal,
+    suggestion: Option<&str>,
+    allowed: &[String],
+) -> Option<String> {
+    if let Some(suggestion) = suggestion {
+        return Some(format!("did you mean '{suggestion}'?"));
+    }
+    Some(match kind {
+        ReadOutputRefusal::CursorInvalid => {
+            "pass the cursor exactly as the previous read printed it".into()
+        }
+        ReadOutputRefusal::CursorCommandMismatch | ReadOutputRefusal::CursorStale => {
+            "rerun the original read without --output-cursor to get a fresh cursor".into()
+        }
+        ReadOutputRefusal::InvalidQueryCursor => {
+            "repeat the original query without --after to obtain a fresh cursor".into()
+        }
+        ReadOutputRefusal::InvalidSession => {
+            "pass read_session.next_state from the previous read, or start a new session".into()
+        }
+        ReadOutputRefusal::MissingRequiredOption => {
+            "add --for <intent>, or omit --token-budget".into()
+        }
+        ReadOutputRefusal::NotReadSurface => {
+            "drop the --output-* controls (only --output-format applies here)".into()
+        }
+        ReadOutputRefusal::ProjectionConflict => {
+            "choose one of --brief, --compact, --full or --fields".into()
+        }
+        _ if !allowed.is_empty() => format!("use one of: {}", allowed.join(", ")),
+        _ => return None,
+    })
+}
