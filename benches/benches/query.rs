@@ -43,10 +43,12 @@ fn bench_query(c: &mut Criterion) {
             });
         }
         // What every read pays when nothing changed: the streaming digest sweep, of the item
-        // folders (list, search, context, next) and of everything (events, stats).
+        // folders (list, search, context, next), of history (events, activity) and of everything
+        // (stats).
         for (name, scope) in [
             ("freshness_sweep_items", SweepScope::Items),
             ("freshness_sweep_all", SweepScope::All),
+            ("freshness_sweep_history", SweepScope::History),
         ] {
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
                 b.iter(|| black_box(digest_sweep(&tracker, &schema, scope).expect("sweep")));

@@ -4,7 +4,7 @@
 //! need to.
 
 use crate::rows::set_meta;
-use crate::source::{SourceKind, SweepScope};
+use crate::source::{ALL_KEYS, ITEM_KEYS, SourceKind};
 use crate::store::meta;
 use rusqlite::Connection;
 
@@ -123,8 +123,8 @@ impl DigestTotals {
         let number = |key: &str| -> rusqlite::Result<i64> {
             Ok(meta(conn, key)?.and_then(|v| v.parse().ok()).unwrap_or(0))
         };
-        let (digest_all, count_all) = SweepScope::All.meta_keys();
-        let (digest_items, count_items) = SweepScope::Items.meta_keys();
+        let (digest_all, count_all) = ALL_KEYS;
+        let (digest_items, count_items) = ITEM_KEYS;
         Ok(DigestTotals {
             all: from_sql(number(digest_all)?),
             all_count: number(count_all)?,
@@ -138,8 +138,8 @@ impl DigestTotals {
     /// # Errors
     /// SQLite failures.
     pub fn store(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let (digest_all, count_all) = SweepScope::All.meta_keys();
-        let (digest_items, count_items) = SweepScope::Items.meta_keys();
+        let (digest_all, count_all) = ALL_KEYS;
+        let (digest_items, count_items) = ITEM_KEYS;
         set_meta(conn, digest_all, &to_sql(self.all).to_string())?;
         set_meta(conn, count_all, &self.all_count.to_string())?;
         set_meta(conn, digest_items, &to_sql(self.items).to_string())?;

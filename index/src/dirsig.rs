@@ -109,9 +109,7 @@ pub struct Confirmation {
 impl Confirmation {
     /// Whether it lets a read of `scope` trust `generation` with folders at `digest`.
     pub fn covers(&self, generation: u64, scope: SweepScope, digest: u64) -> bool {
-        self.generation == generation
-            && self.digest == digest
-            && (self.scope == SweepScope::All || scope == SweepScope::Items)
+        self.generation == generation && self.digest == digest && self.scope.covers(scope)
     }
 }
 
@@ -123,11 +121,7 @@ pub fn recorded(paths: &IndexPaths) -> Option<Confirmation> {
         return None;
     }
     let generation = parts.next()?.parse().ok()?;
-    let scope = match parts.next()? {
-        "items" => SweepScope::Items,
-        "all" => SweepScope::All,
-        _ => return None,
-    };
+    let scope = SweepScope::parse(parts.next()?)?;
     let digest = u64::from_str_radix(parts.next()?, 16).ok()?;
     Some(Confirmation {
         generation,
@@ -138,22 +132,26 @@ pub fn recorded(paths: &IndexPaths) -> Option<Confirmation> {
 
 /// Records that a sweep of `scope` confirmed `generation` with the folders at `sigs` (taken
 /// before it) when they are settled; otherwise removes any record, so none outlives a change.
-/// A record of the same folders that covers more is kept. Failures only cost the next read a
-/// full sweep.
+/// A record of the same generation and folders is kept when it covers more, widened when it
+/// covers another scope. Failures only cost the next read a full sweep.
 pub fn record(paths: &IndexPaths, generation: u64, scope: SweepScope, sigs: FolderSigs) {
     let path = paths.dir.join(RECORD_FILE);
     if !sigs.settled {
         let _ = pm_engine::atomic::remove(&path);
         return;
     }
-    if recorded(paths).is_some_and(|r| r.covers(generation, scope, sigs.digest)) {
-        return;
+    let mut scope = scope;
+    if let Some(r) = recorded(paths)
+        && r.generation == generation
+        && r.digest == sigs.digest
+    {
+        if r.scope.covers(scope) {
+            return;
+        }
+        // The same folders confirmed for another scope earlier: both hold.
+        scope = r.scope.union(scope);
     }
-    let scope_name = match scope {
-        SweepScope::Items => "items",
-        SweepScope::All => "all",
-    };
-    let text = format!("v1 {generation} {scope_name} {:016x}\n", sigs.digest);
+    let text = format!("v1 {generation} {} {:016x}\n", scope.as_str(), sigs.digest);
     let _ = pm_engine::atomic::write(&path, text.as_bytes());
 }
 
@@ -196,6 +194,16 @@ mod tests {
         let items = recorded(&paths).ok_or("recorded")?;
         assert!(items.covers(9, SweepScope::Items, 0xabc));
         assert!(!items.covers(9, SweepScope::All, 0xabc));
+        assert!(!items.covers(9, SweepScope::History, 0xabc));
+        // A history confirmation of the same folders adds to it: both scopes are covered.
+        record(&paths, 9, SweepScope::History, sigs);
+        let both = recorded(&paths).ok_or("recorded")?;
+        assert_eq!(both.scope, SweepScope::All);
+        // A history confirmation alone covers no read of item files.
+        record(&paths, 10, SweepScope::History, sigs);
+        let streams = recorded(&paths).ok_or("recorded")?;
+        assert!(streams.covers(10, SweepScope::History, 0xabc));
+        assert!(!streams.covers(10, SweepScope::Items, 0xabc));
         record(
             &paths,
             9,

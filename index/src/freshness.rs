@@ -7,7 +7,9 @@
 
 use crate::digest::{from_sql, hash_bytes};
 use crate::rows::{SourceRow, read_source_row};
-use crate::source::{DigestSweep, Sig, SourceFile, Sweep, SweepScope, digest_sweep, sweep};
+use crate::source::{
+    ALL_KEYS, DigestSweep, ITEM_KEYS, Sig, SourceFile, Sweep, SweepScope, digest_sweep, sweep,
+};
 use crate::store::meta;
 use pm_engine::notice::Notice;
 use pm_engine::schema::RuntimeSchema;
@@ -94,12 +96,31 @@ pub(crate) struct Recorded {
 impl Recorded {
     /// Reads the digest, source count and stale mark of `scope` from `conn`.
     pub(crate) fn read(conn: &Connection, scope: SweepScope) -> rusqlite::Result<Recorded> {
-        let (digest_key, count_key) = scope.meta_keys();
+        let totals = |(digest_key, count_key): (&str, &str)| -> rusqlite::Result<_> {
+            Ok((
+                meta(conn, digest_key)?
+                    .and_then(|d| d.parse::<i64>().ok())
+                    .map(from_sql),
+                meta(conn, count_key)?.and_then(|c| c.parse::<usize>().ok()),
+            ))
+        };
+        let (digest, count) = match scope {
+            SweepScope::Items => totals(ITEM_KEYS)?,
+            SweepScope::All => totals(ALL_KEYS)?,
+            SweepScope::History => {
+                let (all, all_count) = totals(ALL_KEYS)?;
+                let (items, items_count) = totals(ITEM_KEYS)?;
+                (
+                    all.zip(items).map(|(a, i)| a.wrapping_sub(i)),
+                    all_count
+                        .zip(items_count)
+                        .and_then(|(a, i)| a.checked_sub(i)),
+                )
+            }
+        };
         Ok(Recorded {
-            digest: meta(conn, digest_key)?
-                .and_then(|d| d.parse::<i64>().ok())
-                .map(from_sql),
-            count: meta(conn, count_key)?.and_then(|c| c.parse::<usize>().ok()),
+            digest,
+            count,
             stale: meta(conn, "stale")?.as_deref() == Some("1"),
         })
     }
@@ -120,9 +141,12 @@ pub(crate) fn racy_in_scope(
     scope: SweepScope,
 ) -> rusqlite::Result<HashMap<String, SourceRow>> {
     let mut racy = racy_rows(conn)?;
-    if scope == SweepScope::Items {
-        racy.retain(|_, row| row.kind == crate::source::SourceKind::Item.as_str());
-    }
+    let kind = match scope {
+        SweepScope::All => return Ok(racy),
+        SweepScope::Items => crate::source::SourceKind::Item,
+        SweepScope::History => crate::source::SourceKind::History,
+    };
+    racy.retain(|_, row| row.kind == kind.as_str());
     Ok(racy)
 }
 

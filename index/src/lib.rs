@@ -389,14 +389,15 @@ impl<'a> Index<'a> {
         }
     }
 
-    /// Answers an events query (history entries in `(ts, stream, position)` order).
+    /// Answers an events query (history entries in `(ts, stream, position)` order). Only the
+    /// history streams are checked for freshness: no event row depends on an item file.
     ///
     /// # Errors
     /// Scan failures listing `history/`.
     pub fn events(&self, query: &EventQuery) -> Result<EventPage> {
         let mut notices = Vec::new();
         let history = self.tracker.root().join("history");
-        let answer = self.answer(SweepScope::All, &mut notices, |conn| {
+        let answer = self.answer(SweepScope::History, &mut notices, |conn| {
             events::query_events(conn, query)
         });
         if let Some(mut page) = answer {
@@ -432,7 +433,7 @@ impl<'a> Index<'a> {
                 Ok(())
             }
         };
-        let answer = self.answer(SweepScope::All, &mut notices, |conn| {
+        let answer = self.answer(SweepScope::History, &mut notices, |conn| {
             events::query_all_events(conn, query)
         });
         if let Some(mut page) = answer {

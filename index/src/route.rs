@@ -124,9 +124,7 @@ impl Index<'_> {
         let path = self.prepare_checked(scope, notices);
         if self.options.check_once && matches!(path, Path2::Index(_)) {
             let mut confirmed = self.confirmed.lock().unwrap_or_else(|e| e.into_inner());
-            if *confirmed != Some(SweepScope::All) {
-                *confirmed = Some(scope);
-            }
+            *confirmed = Some(confirmed.map_or(scope, |c| c.union(scope)));
         }
         path
     }
@@ -135,11 +133,7 @@ impl Index<'_> {
     /// earlier one of this facade covers `scope`.
     fn prepare_checked(&self, scope: SweepScope, notices: &mut Vec<Notice>) -> Path2 {
         let covered = *self.confirmed.lock().unwrap_or_else(|e| e.into_inner());
-        let confirmed = self.options.check_once
-            && matches!(
-                (covered, scope),
-                (Some(SweepScope::All), _) | (Some(SweepScope::Items), SweepScope::Items)
-            );
+        let confirmed = self.options.check_once && covered.is_some_and(|c| c.covers(scope));
         if confirmed
             && let Ok((db, _)) = self.current_checked()
             && let Some(conn) = self.connection(&db, notices)

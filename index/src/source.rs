@@ -260,17 +260,59 @@ pub struct DigestSweep {
 pub enum SweepScope {
     /// Item files only: reads answered from item metadata (list, search, context, next, …).
     Items,
-    /// Item files and history streams: reads that use the event projection.
+    /// History streams only: reads answered from the event projection alone (events, activity).
+    History,
+    /// Item files and history streams: reads that use both (stats, health).
     All,
 }
 
+/// The `meta` keys of the digest and source count over every source.
+pub const ALL_KEYS: (&str, &str) = ("digest", "source_count");
+/// The `meta` keys of the digest and source count over item files (history streams have no
+/// keys of their own: their totals are the overall ones minus these).
+pub const ITEM_KEYS: (&str, &str) = ("digest_item", "source_count_item");
+
 impl SweepScope {
-    /// The `meta` keys of the scope's stored digest and source count.
-    pub fn meta_keys(self) -> (&'static str, &'static str) {
-        match self {
-            SweepScope::Items => ("digest_item", "source_count_item"),
-            SweepScope::All => ("digest", "source_count"),
+    /// Returns true when a confirmed sweep of `self` also confirms `other`.
+    pub fn covers(self, other: SweepScope) -> bool {
+        self == SweepScope::All || self == other
+    }
+
+    /// The narrowest scope that covers both.
+    pub fn union(self, other: SweepScope) -> SweepScope {
+        if self.covers(other) {
+            self
+        } else if other.covers(self) {
+            other
+        } else {
+            SweepScope::All
         }
+    }
+
+    /// Whether the scope's sweep lists the item folders.
+    pub fn has_items(self) -> bool {
+        self != SweepScope::History
+    }
+
+    /// Whether the scope's sweep lists `history/`.
+    pub fn has_history(self) -> bool {
+        self != SweepScope::Items
+    }
+
+    /// The stored name (`items`, `history`, `all`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SweepScope::Items => "items",
+            SweepScope::History => "history",
+            SweepScope::All => "all",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(name: &str) -> Option<SweepScope> {
+        [SweepScope::Items, SweepScope::History, SweepScope::All]
+            .into_iter()
+            .find(|s| s.as_str() == name)
     }
 }
 
@@ -289,13 +331,17 @@ pub fn digest_sweep(
     schema: &RuntimeSchema,
     scope: SweepScope,
 ) -> Result<DigestSweep> {
-    let mut folders: Vec<(String, bool)> = schema
-        .types
-        .folders()
-        .into_iter()
-        .map(|(folder, _)| (folder.to_string(), true))
-        .collect();
-    if scope == SweepScope::All {
+    let mut folders: Vec<(String, bool)> = Vec::new();
+    if scope.has_items() {
+        folders.extend(
+            schema
+                .types
+                .folders()
+                .into_iter()
+                .map(|(folder, _)| (folder.to_string(), true)),
+        );
+    }
+    if scope.has_history() {
         folders.push(("history".to_string(), false));
     }
     let mut out = DigestSweep::default();

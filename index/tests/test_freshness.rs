@@ -300,5 +300,43 @@ fn pipelined_digest_sweep_equals_the_enumerated_sweep_across_batches() -> TestRe
             acc.wrapping_add(sig.contribution(&file.rel))
         });
     assert_eq!((items.digest, items.count), (item_digest, written));
+    let streams = digest_sweep(&f.tracker, &schema, SweepScope::History)?;
+    assert_eq!(
+        (streams.digest, streams.count),
+        (all.digest.wrapping_sub(items.digest), 1_500)
+    );
+    Ok(())
+}
+
+#[test]
+fn history_scope_is_confirmed_by_the_history_streams_alone() -> TestResult {
+    use pm_index::freshness::check;
+    use pm_index::source::SweepScope;
+    use pm_index::store::{IndexPaths, current_db, open_read};
+    let schema = schema();
+    let f = seeded()?;
+    list_ids(&f, &schema)?;
+    let (db, _) = current_db(&IndexPaths::of(&f.tracker)).map_err(|c| format!("{c:?}"))?;
+    let conn = open_read(&db)?;
+    let checked = |scope| check(&conn, &f.tracker, &schema, scope).map_err(|e| format!("{e:?}"));
+    // A new item file is a change for item reads, none for reads of the event projection.
+    f.write_item("tasks", item("pm-d", json!({"priority": 0})), "")?;
+    let streams = checked(SweepScope::History)?;
+    assert!(streams.digest_matched && streams.is_fresh(), "{streams:?}");
+    let items = checked(SweepScope::Items)?;
+    assert!(!items.digest_matched && !items.is_fresh());
+    assert!(!checked(SweepScope::All)?.digest_matched);
+    // An appended line is a change for the history scope.
+    f.append_history(
+        "pm-a",
+        &[history_line("2026-01-02T00:00:00.000Z", "bob", "update")],
+    )?;
+    let streams = checked(SweepScope::History)?;
+    assert!(!streams.digest_matched && !streams.is_fresh());
+    drop(conn);
+    // The events read repairs the projection and answers with the new line.
+    let page = f.index(&schema).events(&EventQuery::default())?;
+    assert_eq!(page.source, Source::Index);
+    assert_eq!(page.events.len(), 2);
     Ok(())
 }
