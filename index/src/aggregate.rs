@@ -1,18 +1,27 @@
-//! The rows of `pm aggregate` (`pm_engine::read::aggregate::AggregateRow`): read from the
-//! projection's columns when the spec needs no summary, in default list order; derived from
-//! summaries otherwise and on the scan path.
+//! The rows of `pm aggregate` (`pm_engine::read::aggregate::AggregateRow`): grouped in SQL
+//! from the projection's columns when the spec needs no summary (one weighted row per distinct
+//! combination of the values it reads); one row per item from summaries otherwise and on the
+//! scan path.
 
 use crate::Index;
 use crate::read::{order_by, where_clause};
 use crate::source::SweepScope;
 use pm_engine::Result;
 use pm_engine::query::{Query, Sort, Source};
-use pm_engine::read::aggregate::{AggregateRow, AggregateSpec};
+use pm_engine::read::aggregate::{AggregateRow, AggregateSpec, GroupField};
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params_from_iter};
+use std::collections::HashMap;
 
-/// Reads the matches of `query` as aggregate rows in default list order (no tags, no numeric
-/// fields but `priority`): the order from the covering default-order index, the columns in
-/// table order (sequential pages), then put in place.
+/// Reads the matches of `query` as weighted aggregate rows (no tags, no numeric fields but
+/// `priority`): one row per distinct combination of the values `spec` reads, standing for
+/// every match with those values, in the default-list-order position of the first of them.
+/// Grouping these gives exactly what grouping one row per item in default order gives: each
+/// group is created at its first item, and counts and integer sums do not depend on order.
+///
+/// The order comes from the covering default-order index; the values are read in table order
+/// and each item is mapped to its combination without allocating (a combination's strings are
+/// copied once, when first seen).
 ///
 /// # Errors
 /// SQLite failures.
@@ -21,6 +30,16 @@ pub fn column_rows(
     query: &Query,
     spec: &AggregateSpec,
 ) -> rusqlite::Result<Vec<AggregateRow>> {
+    let grouped = |field: GroupField| spec.group_by.contains(&field);
+    let column = |field: GroupField, name: &'static str, absent: &'static str| {
+        if grouped(field) { name } else { absent }
+    };
+    let numeric = spec.sum.is_some() || spec.avg.is_some();
+    let priority = if grouped(GroupField::Priority) || numeric {
+        "priority"
+    } else {
+        "0"
+    };
     let c = where_clause(query);
     let mut stmt = conn.prepare(&format!(
         "SELECT item_key FROM items {} {}",
@@ -31,18 +50,46 @@ pub fn column_rows(
         .query_map(params_from_iter(c.args.iter()), |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     let mut stmt = conn.prepare(&format!(
-        "SELECT item_key, parent, type, priority, status, assignee, sprint, release, terminal
-         FROM items {} ORDER BY item_key",
-        c.sql
+        "SELECT item_key, {}, {}, {priority}, {}, {}, {}, {}, terminal FROM items {} ORDER BY item_key",
+        column(GroupField::Parent, "parent", "NULL"),
+        column(GroupField::Type, "type", "''"),
+        column(GroupField::Status, "status", "''"),
+        column(GroupField::Assignee, "assignee", "NULL"),
+        column(GroupField::Sprint, "sprint", "NULL"),
+        column(GroupField::Release, "release", "NULL"),
+        c.sql,
     ))?;
     let by_priority =
-        |priority: i64, field: &Option<String>| field.as_deref().map(|_| priority as f64);
-    let mut keyed: Vec<(i64, AggregateRow)> = stmt
-        .query_map(params_from_iter(c.args.iter()), |r| {
-            let priority: i64 = r.get(3)?;
-            Ok((
-                r.get(0)?,
-                AggregateRow {
+        |priority: i64, field: &Option<String>| field.as_ref().map(|_| priority as f64);
+    let mut combos: Vec<AggregateRow> = Vec::new();
+    let mut combo_of: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut keyed: Vec<(i64, usize)> = Vec::with_capacity(order.len());
+    let mut signature: Vec<u8> = Vec::new();
+    let mut rows = stmt.query(params_from_iter(c.args.iter()))?;
+    while let Some(r) = rows.next()? {
+        // The combination's signature: each value tagged (null, integer or text) and
+        // length-prefixed, so that distinct combinations never collide.
+        signature.clear();
+        for i in 1..=8 {
+            match r.get_ref(i)? {
+                ValueRef::Null => signature.push(0),
+                ValueRef::Integer(n) => {
+                    signature.push(1);
+                    signature.extend_from_slice(&n.to_le_bytes());
+                }
+                other => {
+                    let text = other.as_str()?;
+                    signature.push(2);
+                    signature.extend_from_slice(&text.len().to_le_bytes());
+                    signature.extend_from_slice(text.as_bytes());
+                }
+            }
+        }
+        let combo = match combo_of.get(signature.as_slice()) {
+            Some(&combo) => combo,
+            None => {
+                let priority: i64 = r.get(3)?;
+                combos.push(AggregateRow {
                     parent: r.get(1)?,
                     item_type: r.get(2)?,
                     priority,
@@ -54,17 +101,31 @@ pub fn column_rows(
                     terminal: r.get(8)?,
                     sum: by_priority(priority, &spec.sum),
                     avg: by_priority(priority, &spec.avg),
-                },
-            ))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut rows = Vec::with_capacity(order.len());
-    for key in order {
-        if let Ok(i) = keyed.binary_search_by_key(&key, |(k, _)| *k) {
-            rows.push(std::mem::take(&mut keyed[i].1));
+                    weight: 0,
+                });
+                combo_of.insert(signature.clone(), combos.len() - 1);
+                combos.len() - 1
+            }
+        };
+        keyed.push((r.get(0)?, combo));
+    }
+    // Walk the default order: weigh each combination and place it at its first item (items
+    // missing from either read, if another process wrote in between, are left out).
+    let mut first: Vec<usize> = vec![usize::MAX; combos.len()];
+    for (position, key) in order.iter().enumerate() {
+        if let Ok(i) = keyed.binary_search_by_key(key, |(k, _)| *k) {
+            let combo = keyed[i].1;
+            combos[combo].weight += 1;
+            first[combo] = first[combo].min(position);
         }
     }
-    Ok(rows)
+    let mut placed: Vec<(usize, AggregateRow)> = first
+        .into_iter()
+        .zip(combos)
+        .filter(|(_, row)| row.weight > 0)
+        .collect();
+    placed.sort_unstable_by_key(|(position, _)| *position);
+    Ok(placed.into_iter().map(|(_, row)| row).collect())
 }
 
 impl Index<'_> {

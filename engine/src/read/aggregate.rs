@@ -131,6 +131,9 @@ pub struct AggregateRow {
     pub sum: Option<f64>,
     /// The spec's `avg` field's finite numeric value.
     pub avg: Option<f64>,
+    /// How many items the row stands for: 1 for an item's row, more for a row that stands
+    /// for every matching item with these values (in the position of the first of them).
+    pub weight: usize,
 }
 
 impl AggregateRow {
@@ -152,6 +155,7 @@ impl AggregateRow {
             terminal: item.is_terminal(),
             sum: spec.sum.as_deref().and_then(|f| numeric(item, f)),
             avg: spec.avg.as_deref().and_then(|f| numeric(item, f)),
+            weight: 1,
         }
     }
 }
@@ -276,7 +280,7 @@ pub struct Aggregation {
 /// Groups `items` (in default list order) by `spec`.
 pub fn aggregate(items: &[AggregateRow], spec: &AggregateSpec) -> Aggregation {
     let mut out = Aggregation {
-        items_considered: items.len(),
+        items_considered: items.iter().map(|item| item.weight).sum(),
         ..Aggregation::default()
     };
     let by_parent = spec.group_by.contains(&GroupField::Parent);
@@ -284,11 +288,12 @@ pub fn aggregate(items: &[AggregateRow], spec: &AggregateSpec) -> Aggregation {
     let mut slots: BTreeMap<String, usize> = BTreeMap::new();
     for item in items {
         let has_parent = item.parent.as_deref().is_some_and(|p| !p.trim().is_empty());
+        let weight = item.weight;
         if by_parent && !has_parent && !spec.include_unparented {
-            out.items_skipped_unparented += 1;
+            out.items_skipped_unparented += weight;
             continue;
         }
-        out.items_grouped += 1;
+        out.items_grouped += weight;
         let (sum, avg) = (item.sum, item.avg);
         for key in keys(item, &spec.group_by) {
             let slot_key = format!("{key:?}");
@@ -303,12 +308,13 @@ pub fn aggregate(items: &[AggregateRow], spec: &AggregateSpec) -> Aggregation {
                 groups.len() - 1
             });
             let group = &mut groups[index];
-            group.count += 1;
-            group.done += usize::from(item.terminal);
+            group.count += weight;
+            group.done += usize::from(item.terminal) * weight;
             for (total, value) in [(&mut group.sum, sum), (&mut group.avg, avg)] {
                 if let Some(v) = value {
-                    total.sum += v;
-                    total.counted += 1;
+                    // Exact for the integer values a weighted row carries (`priority`).
+                    total.sum += v * weight as f64;
+                    total.counted += weight;
                 }
             }
         }
@@ -458,6 +464,36 @@ mod tests {
             }
         );
         assert_eq!((agg.items_considered, agg.items_grouped), (4, 4));
+    }
+
+    #[test]
+    fn a_weighted_row_counts_as_that_many_items() {
+        let items = corpus();
+        let mut sp = spec(&[GroupField::Parent, GroupField::Status]);
+        sp.sum = Some("priority".into());
+        sp.avg = Some("priority".into());
+        let each = rows(&items, &sp);
+        // Each row stands for three items: the same groups, three times the counts and sums.
+        let tripled: Vec<AggregateRow> = each
+            .iter()
+            .cloned()
+            .map(|row| AggregateRow { weight: 3, ..row })
+            .collect();
+        let thrice: Vec<AggregateRow> = each
+            .iter()
+            .flat_map(|row| std::iter::repeat_n(row.clone(), 3))
+            .collect();
+        let (a, b) = (aggregate(&tripled, &sp), aggregate(&thrice, &sp));
+        assert_eq!(a, b);
+        assert_eq!(
+            (
+                a.items_considered,
+                a.items_grouped,
+                a.items_skipped_unparented
+            ),
+            (12, 6, 6)
+        );
+        assert_eq!(a.groups[0].count, 3);
     }
 
     #[test]
