@@ -20,3 +20,9 @@ CREATE INDEX items_default_order ON items (
     title, type, status, parent, assignee, deadline, deadline_ms, risk, blocked_by,
     n_comments, n_notes, n_learnings, rank_order, has_schedule, light_len
 );
+
+-- The blocking edges the ranking rows attach (`pm_engine::rank::item::BLOCKING_KINDS`): a few
+-- of all edges, found without scanning every dependency row. The condition is written exactly as
+-- `index/src/rank.rs` queries it, so the planner can use the index.
+CREATE INDEX item_deps_blocking ON item_deps (item_key, position, target_id, kind)
+    WHERE kind IN ('blocks', 'blocked_by');

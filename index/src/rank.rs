@@ -172,6 +172,26 @@ fn terminal_row(r: &rusqlite::Row<'_>, shared: &mut Shared<'_>) -> rusqlite::Res
     })
 }
 
+/// Returns the query of the rows of one `terminal` value in default order (a range of the
+/// covering `items_default_order`).
+fn rows_sql(columns: &str, terminal: u8) -> String {
+    format!(
+        "SELECT {columns} FROM items WHERE terminal = {terminal} {}",
+        read::order_by(&Sort::default_order())
+    )
+}
+
+/// Returns the query of the blocking dependency edges in (item_key, position) order; its
+/// condition is the one of the partial index `item_deps_blocking` (migration 0007).
+fn blocking_sql() -> String {
+    let kinds: Vec<String> = BLOCKING_KINDS.iter().map(|k| format!("'{k}'")).collect();
+    format!(
+        "SELECT item_key, target_id, kind FROM item_deps WHERE kind IN ({})
+         ORDER BY item_key, position",
+        kinds.join(", ")
+    )
+}
+
 /// Reads the ranking row of every item in default order, and the row keys matching `query`
 /// (ascending).
 ///
@@ -193,11 +213,8 @@ pub fn rank_items(
     // `terminal` is the first key of the default order, so the active rows followed by the
     // terminal ones are the default order; each part is one range of the covering
     // default-order index (migration 0007), and terminal rows read only their few columns.
-    let order = read::order_by(&Sort::default_order());
     for (columns, terminal) in [(OPEN_COLUMNS, 0), (TERMINAL_COLUMNS, 1)] {
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {columns} FROM items WHERE terminal = {terminal} {order}"
-        ))?;
+        let mut stmt = conn.prepare(&rows_sql(columns, terminal))?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
             items.push(if terminal == 0 {
@@ -209,12 +226,7 @@ pub fn rank_items(
     }
     // The blocking edges (few) in (item_key, position) order, then attached in one pass over
     // the rows by a search among them, instead of sorting every row by key.
-    let kinds: Vec<String> = BLOCKING_KINDS.iter().map(|k| format!("'{k}'")).collect();
-    let mut deps = conn.prepare(&format!(
-        "SELECT item_key, target_id, kind FROM item_deps WHERE kind IN ({})
-         ORDER BY item_key, position",
-        kinds.join(", ")
-    ))?;
+    let mut deps = conn.prepare(&blocking_sql())?;
     let edges: Vec<(i64, DependencyRef)> = deps
         .query_map([], |r| {
             Ok((
@@ -374,5 +386,40 @@ impl Index<'_> {
                     .and_then(Option::take)
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(conn: &Connection, sql: &str) -> rusqlite::Result<String> {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+        let details: Vec<String> = stmt
+            .query_map([], |r| r.get(3))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(details.join("; "))
+    }
+
+    /// The ranking reads are answered by the indexes of migration 0007 alone: no table rows,
+    /// no sort, no scan of every dependency edge.
+    #[test]
+    fn rank_reads_use_their_indexes() -> Result<(), Box<dyn std::error::Error>> {
+        let mut conn = Connection::open_in_memory()?;
+        crate::store::register_functions(&conn)?;
+        crate::schema::apply(&mut conn)?;
+        for (columns, terminal) in [(OPEN_COLUMNS, 0), (TERMINAL_COLUMNS, 1)] {
+            let found = plan(&conn, &rows_sql(columns, terminal))?;
+            assert_eq!(
+                found,
+                "SEARCH items USING COVERING INDEX items_default_order (terminal=?)"
+            );
+        }
+        let found = plan(&conn, &blocking_sql())?;
+        assert_eq!(
+            found,
+            "SCAN item_deps USING COVERING INDEX item_deps_blocking"
+        );
+        Ok(())
     }
 }
