@@ -10,6 +10,7 @@ use pm_engine::item::canon::CanonSchema;
 use pm_engine::item::codec::parse_item;
 use pm_engine::json::{is_array_index, to_compact, write_string};
 use pm_engine::query::tag_key;
+use pm_engine::rank::item::{light_has_schedule, light_order};
 use pm_engine::rank::search::SearchText;
 use pm_engine::scan::{UnreadableFile, unreadable};
 use pm_engine::schema::RuntimeSchema;
@@ -49,6 +50,10 @@ pub struct ItemRecord {
     /// The summary's light metadata as compact JSON (`items.light_json`), serialized by the
     /// parallel parsers rather than the single writer.
     pub light_json: String,
+    /// `order` of the light metadata (`items.rank_order`, [`light_order`]).
+    pub rank_order: Option<f64>,
+    /// The light metadata has a schedule array (`items.has_schedule`, [`light_has_schedule`]).
+    pub has_schedule: bool,
     /// The searchable text of `pm search`, encoded as `item_text` stores it.
     pub search: Vec<u8>,
     /// The lowercased tag keys (`item_tags`), one per tag.
@@ -234,6 +239,8 @@ pub fn item_record(
             .unwrap_or_default()
             .to_string(),
         light_json: compact_object(&light),
+        rank_order: light_order(&light),
+        has_schedule: light_has_schedule(&light),
         tag_keys: summary.tags.iter().map(|t| tag_key(t)).collect(),
         tags_text: summary.tags.join(" "),
         field_values: summary

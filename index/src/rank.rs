@@ -1,7 +1,7 @@
 //! The ranking rows of `context` and `next` (`pm_engine::rank::item::RankItem`) read from the
-//! projection's columns, the light metadata parsed only for rows that name `order` or a schedule
-//! key; the summaries of the rows a command prints are fetched afterwards by row key. The scan
-//! path derives the same rows from `ItemSummary`.
+//! projection's typed columns only (the light metadata's rank facts are columns of their own);
+//! the summaries of the rows a command prints are fetched afterwards by row key. The scan path
+//! derives the same rows from `ItemSummary`.
 
 use crate::Index;
 use crate::read::{self, SUMMARY_COLUMNS, summary_row};
@@ -9,10 +9,11 @@ use crate::source::SweepScope;
 use pm_engine::Result;
 use pm_engine::notice::Notice;
 use pm_engine::query::{Query, Sort, Source};
-use pm_engine::rank::item::{BLOCKING_KINDS, Interner, LightProbe, RankExtra, RankItem};
+use pm_engine::rank::item::{BLOCKING_KINDS, Interner, RankExtra, RankItem};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::{DependencyRef, ItemSummary, StatusClass};
 use rusqlite::{Connection, params_from_iter};
+use std::sync::Arc;
 
 /// Every item of a tracker as ranking rows, in default order, with the matches of a query.
 pub struct RankCorpus {
@@ -46,6 +47,151 @@ impl std::fmt::Debug for RankCorpus {
     }
 }
 
+/// The columns of an active row, in [`open_row`]'s order.
+const OPEN_COLUMNS: &str = "item_key, id, title, type, status, priority, parent, assignee,
+    updated_ms, deadline, deadline_ms, risk, blocked_by, n_comments + n_notes + n_learnings,
+    rank_order, has_schedule, light_len";
+
+/// The columns of a terminal row, in [`terminal_row`]'s order.
+const TERMINAL_COLUMNS: &str = "item_key, id, type, status, priority, parent, blocked_by";
+
+/// Distinct types or statuses found by comparing bytes before the interner's hash lookup.
+const FEW: usize = 32;
+
+/// Shares the strings of the rows read: the few distinct types and statuses (each status with
+/// its class) by a byte comparison, other values through the interner.
+struct Shared<'s> {
+    schema: &'s RuntimeSchema,
+    interner: Interner,
+    statuses: Vec<(Arc<str>, StatusClass)>,
+    types: Vec<Arc<str>>,
+}
+
+impl Shared<'_> {
+    fn status(&mut self, s: &str) -> (Arc<str>, StatusClass) {
+        if let Some((shared, class)) = self.statuses.iter().find(|(k, _)| **k == *s) {
+            return (Arc::clone(shared), *class);
+        }
+        let shared = self.interner.get(s);
+        let class = StatusClass::of(s, self.schema);
+        if self.statuses.len() < FEW {
+            self.statuses.push((Arc::clone(&shared), class));
+        }
+        (shared, class)
+    }
+
+    fn item_type(&mut self, s: &str) -> Arc<str> {
+        if let Some(shared) = self.types.iter().find(|k| ***k == *s) {
+            return Arc::clone(shared);
+        }
+        let shared = self.interner.get(s);
+        if self.types.len() < FEW {
+            self.types.push(Arc::clone(&shared));
+        }
+        shared
+    }
+
+    fn optional(&mut self, r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Arc<str>>> {
+        Ok(r.get_ref(i)?
+            .as_str_or_null()?
+            .map(|v| self.interner.get(v)))
+    }
+
+    /// Returns the status of column `i` and its class, which must agree with the row's
+    /// `terminal` flag (both derive from the same schema; a mismatch sends the read to a scan).
+    fn status_of(
+        &mut self,
+        r: &rusqlite::Row<'_>,
+        i: usize,
+        terminal: bool,
+    ) -> rusqlite::Result<(Arc<str>, StatusClass)> {
+        let (status, class) = self.status(r.get_ref(i)?.as_str()?);
+        if (class == StatusClass::Terminal) != terminal {
+            return Err(rusqlite::Error::FromSqlConversionFailure(
+                i,
+                rusqlite::types::Type::Text,
+                format!("status {status:?} disagrees with the terminal flag").into(),
+            ));
+        }
+        Ok((status, class))
+    }
+}
+
+/// Reads an active (non-terminal) row of [`OPEN_COLUMNS`].
+fn open_row(r: &rusqlite::Row<'_>, shared: &mut Shared<'_>) -> rusqlite::Result<RankItem> {
+    let (status, status_class) = shared.status_of(r, 4, false)?;
+    Ok(RankItem {
+        key: r.get(0)?,
+        id: r.get_ref(1)?.as_str()?.into(),
+        title: r.get_ref(2)?.as_str()?.into(),
+        item_type: shared.item_type(r.get_ref(3)?.as_str()?),
+        status,
+        status_class,
+        priority: r.get(5)?,
+        parent: shared.optional(r, 6)?,
+        assignee: shared.optional(r, 7)?,
+        updated_ms: r.get(8)?,
+        extra: RankExtra {
+            deadline: boxed(r, 9)?,
+            deadline_ms: r.get(10)?,
+            order: r.get(14)?,
+            risk: boxed(r, 11)?,
+            blocked_by: boxed(r, 12)?,
+            blocking: Vec::new(),
+        }
+        .boxed(),
+        knowledge: r.get(13)?,
+        light_len: usize::try_from(r.get::<_, i64>(16)?).unwrap_or(0),
+        has_schedule: r.get(15)?,
+    })
+}
+
+/// Reads a terminal row of [`TERMINAL_COLUMNS`]: only what blockers and roll-ups read
+/// (`RankItem`).
+fn terminal_row(r: &rusqlite::Row<'_>, shared: &mut Shared<'_>) -> rusqlite::Result<RankItem> {
+    let (status, status_class) = shared.status_of(r, 3, true)?;
+    Ok(RankItem {
+        key: r.get(0)?,
+        id: r.get_ref(1)?.as_str()?.into(),
+        title: Box::default(),
+        item_type: shared.item_type(r.get_ref(2)?.as_str()?),
+        status,
+        status_class,
+        priority: r.get(4)?,
+        parent: shared.optional(r, 5)?,
+        assignee: None,
+        updated_ms: None,
+        extra: RankExtra {
+            blocked_by: boxed(r, 6)?,
+            ..RankExtra::default()
+        }
+        .boxed(),
+        knowledge: 0,
+        light_len: 0,
+        has_schedule: false,
+    })
+}
+
+/// Returns the query of the rows of one `terminal` value in default order (a range of the
+/// covering `items_default_order`).
+fn rows_sql(columns: &str, terminal: u8) -> String {
+    format!(
+        "SELECT {columns} FROM items WHERE terminal = {terminal} {}",
+        read::order_by(&Sort::default_order())
+    )
+}
+
+/// Returns the query of the blocking dependency edges in (item_key, position) order; its
+/// condition is the one of the partial index `item_deps_blocking` (migration 0007).
+fn blocking_sql() -> String {
+    let kinds: Vec<String> = BLOCKING_KINDS.iter().map(|k| format!("'{k}'")).collect();
+    format!(
+        "SELECT item_key, target_id, kind FROM item_deps WHERE kind IN ({})
+         ORDER BY item_key, position",
+        kinds.join(", ")
+    )
+}
+
 /// Reads the ranking row of every item in default order, and the row keys matching `query`
 /// (ascending).
 ///
@@ -56,132 +202,50 @@ pub fn rank_items(
     schema: &RuntimeSchema,
     query: &Query,
 ) -> rusqlite::Result<(Vec<RankItem>, Vec<i64>)> {
-    // The default order comes from its covering index; the rows are then read in table order
-    // (sequential pages) and put in place, instead of one table lookup per index entry.
-    let mut stmt = conn.prepare(&format!(
-        "SELECT item_key FROM items {}",
-        read::order_by(&Sort::default_order())
-    ))?;
-    let order: Vec<i64> = stmt
-        .query_map([], |r| r.get(0))?
+    let count: i64 = conn.query_row("SELECT count(*) FROM items", [], |r| r.get(0))?;
+    let mut items: Vec<RankItem> = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+    let mut shared = Shared {
+        schema,
+        interner: Interner::default(),
+        statuses: Vec::new(),
+        types: Vec::new(),
+    };
+    // `terminal` is the first key of the default order, so the active rows followed by the
+    // terminal ones are the default order; each part is one range of the covering
+    // default-order index (migration 0007), and terminal rows read only their few columns.
+    for (columns, terminal) in [(OPEN_COLUMNS, 0), (TERMINAL_COLUMNS, 1)] {
+        let mut stmt = conn.prepare(&rows_sql(columns, terminal))?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            items.push(if terminal == 0 {
+                open_row(r, &mut shared)?
+            } else {
+                terminal_row(r, &mut shared)?
+            });
+        }
+    }
+    // The blocking edges (few) in (item_key, position) order, then attached in one pass over
+    // the rows by a search among them, instead of sorting every row by key.
+    let mut deps = conn.prepare(&blocking_sql())?;
+    let edges: Vec<(i64, DependencyRef)> = deps
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                DependencyRef {
+                    id: r.get(1)?,
+                    kind: r.get(2)?,
+                },
+            ))
+        })?
         .collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare(
-        "SELECT item_key, id, title, type, status, priority, parent, assignee, updated_ms,
-                deadline, deadline_ms, risk, blocked_by, n_comments + n_notes + n_learnings,
-                light_json
-         FROM items ORDER BY item_key",
-    )?;
-    let mut interner = Interner::default();
-    let probe = LightProbe::default();
-    let mut classes: Vec<(std::sync::Arc<str>, StatusClass)> = Vec::new();
-    let mut rows = stmt.query([])?;
-    let mut items: Vec<RankItem> = Vec::with_capacity(order.len());
-    while let Some(r) = rows.next()? {
-        let status = interner.get(r.get_ref(4)?.as_str()?);
-        let status_class = match classes.iter().find(|(s, _)| *s == status) {
-            Some((_, class)) => *class,
-            None => {
-                let class = StatusClass::of(&status, schema);
-                classes.push((std::sync::Arc::clone(&status), class));
-                class
+    if !edges.is_empty() {
+        for item in &mut items {
+            let start = edges.partition_point(|(k, _)| *k < item.key);
+            let own = edges[start..].iter().take_while(|(k, _)| *k == item.key);
+            let blocking: Vec<DependencyRef> = own.map(|(_, d)| d.clone()).collect();
+            if !blocking.is_empty() {
+                item.extra.get_or_insert_with(Box::default).blocking = blocking;
             }
-        };
-        let item_type = interner.get(r.get_ref(3)?.as_str()?);
-        if status_class == StatusClass::Terminal {
-            // A terminal row keeps only what blockers and roll-ups read (`RankItem`).
-            items.push(RankItem {
-                key: r.get(0)?,
-                id: r.get_ref(1)?.as_str()?.into(),
-                title: Box::default(),
-                item_type,
-                status,
-                status_class,
-                priority: r.get(5)?,
-                parent: r.get_ref(6)?.as_str_or_null()?.map(|p| interner.get(p)),
-                assignee: None,
-                updated_ms: None,
-                extra: RankExtra {
-                    blocked_by: boxed(r, 12)?,
-                    ..RankExtra::default()
-                }
-                .boxed(),
-                knowledge: 0,
-                light_len: 0,
-                has_schedule: false,
-            });
-            continue;
-        }
-        let light = r.get_ref(14)?.as_str()?;
-        let (order, has_schedule) = probe.facts(light);
-        items.push(RankItem {
-            key: r.get(0)?,
-            id: r.get_ref(1)?.as_str()?.into(),
-            title: r.get_ref(2)?.as_str()?.into(),
-            item_type,
-            status_class,
-            status,
-            priority: r.get(5)?,
-            parent: r.get_ref(6)?.as_str_or_null()?.map(|p| interner.get(p)),
-            assignee: r.get_ref(7)?.as_str_or_null()?.map(|a| interner.get(a)),
-            updated_ms: r.get(8)?,
-            extra: RankExtra {
-                deadline: boxed(r, 9)?,
-                deadline_ms: r.get(10)?,
-                order,
-                risk: boxed(r, 11)?,
-                blocked_by: boxed(r, 12)?,
-                blocking: Vec::new(),
-            }
-            .boxed(),
-            knowledge: r.get(13)?,
-            light_len: light.len(),
-            has_schedule,
-        });
-    }
-    // `items` is in key order: move each row to its position in the default order, in place
-    // (rows missing from the order, if another process wrote in between, go last).
-    let mut position = vec![usize::MAX; items.len()];
-    for (pos, key) in order.iter().enumerate() {
-        if let Ok(i) = items.binary_search_by_key(key, |s| s.key)
-            && position[i] == usize::MAX
-        {
-            position[i] = pos;
-        }
-    }
-    let mut ranked: Vec<(usize, usize)> = position
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| (p, i))
-        .collect();
-    ranked.sort_unstable();
-    let mut target = vec![0usize; items.len()];
-    for (dest, (_, i)) in ranked.into_iter().enumerate() {
-        target[i] = dest;
-    }
-    for i in 0..items.len() {
-        while target[i] != i {
-            let j = target[i];
-            items.swap(i, j);
-            target.swap(i, j);
-        }
-    }
-    let mut by_key: Vec<(i64, usize)> = items.iter().enumerate().map(|(i, s)| (s.key, i)).collect();
-    by_key.sort_unstable();
-    let kinds: Vec<String> = BLOCKING_KINDS.iter().map(|k| format!("'{k}'")).collect();
-    let mut deps = conn.prepare(&format!(
-        "SELECT item_key, target_id, kind FROM item_deps WHERE kind IN ({})
-         ORDER BY item_key, position",
-        kinds.join(", ")
-    ))?;
-    let mut rows = deps.query([])?;
-    while let Some(r) = rows.next()? {
-        let key: i64 = r.get(0)?;
-        if let Ok(i) = by_key.binary_search_by_key(&key, |(k, _)| *k) {
-            let extra = items[by_key[i].1].extra.get_or_insert_with(Box::default);
-            extra.blocking.push(DependencyRef {
-                id: r.get(1)?,
-                kind: r.get(2)?,
-            });
         }
     }
     let c = read::where_clause(query);
@@ -322,5 +386,40 @@ impl Index<'_> {
                     .and_then(Option::take)
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(conn: &Connection, sql: &str) -> rusqlite::Result<String> {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+        let details: Vec<String> = stmt
+            .query_map([], |r| r.get(3))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(details.join("; "))
+    }
+
+    /// The ranking reads are answered by the indexes of migration 0007 alone: no table rows,
+    /// no sort, no scan of every dependency edge.
+    #[test]
+    fn rank_reads_use_their_indexes() -> Result<(), Box<dyn std::error::Error>> {
+        let mut conn = Connection::open_in_memory()?;
+        crate::store::register_functions(&conn)?;
+        crate::schema::apply(&mut conn)?;
+        for (columns, terminal) in [(OPEN_COLUMNS, 0), (TERMINAL_COLUMNS, 1)] {
+            let found = plan(&conn, &rows_sql(columns, terminal))?;
+            assert_eq!(
+                found,
+                "SEARCH items USING COVERING INDEX items_default_order (terminal=?)"
+            );
+        }
+        let found = plan(&conn, &blocking_sql())?;
+        assert_eq!(
+            found,
+            "SCAN item_deps USING COVERING INDEX item_deps_blocking"
+        );
+        Ok(())
     }
 }

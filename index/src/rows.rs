@@ -99,10 +99,10 @@ const INSERT_ITEM: &str = "INSERT INTO items (path, format, id, title, type, sta
          updated_at, updated_ms, deadline, deadline_ms, closed_at, closed_ms, blocked_by, risk,
          has_confidence, has_estimate, has_acceptance_criteria, has_resolution, has_reviewer,
          has_body, has_linked_command, n_comments, n_notes, n_learnings, n_files, n_docs,
-         n_tests, n_test_runs, n_deps, light_json)
+         n_tests, n_test_runs, n_deps, light_json, rank_order, has_schedule, light_len)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
          ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33,
-         ?34, ?35, ?36, ?37, ?38, ?39)";
+         ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41, ?42)";
 
 const UPSERT_SOURCE: &str = "INSERT OR REPLACE INTO sources (path, kind, size, mtime_ns, ctime_ns,
          inode, racy, content_hash, item_key, error_code, error_message, projected_len,
@@ -241,6 +241,10 @@ impl<'c> RowWriter<'c> {
             c.test_runs,
             i64::try_from(s.dependencies.len()).unwrap_or(i64::MAX),
             record.light_json,
+            record.rank_order,
+            record.has_schedule,
+            // The byte length of exactly the stored text (`RankItem::light_len`).
+            i64::try_from(record.light_json.len()).unwrap_or(i64::MAX),
         ])?;
         for t in &record.tag_keys {
             self.tags.execute(params![key, t])?;

@@ -100,54 +100,18 @@ impl Interner {
     }
 }
 
-/// Returns `order` of light metadata (a JSON number), as `ItemSummary::order` derives it.
+/// Returns `order` of light metadata (a JSON number), as `ItemSummary::order` derives it (the
+/// index stores it as `items.rank_order`).
 pub fn light_order(light: &Map<String, Value>) -> Option<f64> {
     light.get("order").and_then(Value::as_f64)
 }
 
-/// Returns true when light metadata has a [`SCHEDULE_KEYS`] array.
+/// Returns true when light metadata has a [`SCHEDULE_KEYS`] array (the index stores it as
+/// `items.has_schedule`).
 pub fn light_has_schedule(light: &Map<String, Value>) -> bool {
     SCHEDULE_KEYS
         .iter()
         .any(|k| light.get(*k).is_some_and(Value::is_array))
-}
-
-/// Finds the `order` and [`SCHEDULE_KEYS`] facts of compact light metadata texts, parsing a
-/// text only when it names one of those keys.
-#[derive(Debug)]
-pub struct LightProbe {
-    /// `"order":` and each `"<schedule key>":` (a key of compact JSON is written `"key":`).
-    needles: Vec<memchr::memmem::Finder<'static>>,
-}
-
-impl Default for LightProbe {
-    fn default() -> Self {
-        let keys = std::iter::once("order").chain(SCHEDULE_KEYS);
-        LightProbe {
-            needles: keys
-                .map(|k| memchr::memmem::Finder::new(&format!("\"{k}\":")).into_owned())
-                .collect(),
-        }
-    }
-}
-
-impl LightProbe {
-    /// Returns `order` and the schedule flag of a compact light metadata text (as
-    /// [`light_order`] and [`light_has_schedule`] of its parsed map; `(None, false)` when it
-    /// does not parse).
-    pub fn facts(&self, light: &str) -> (Option<f64>, bool) {
-        if !self
-            .needles
-            .iter()
-            .any(|n| n.find(light.as_bytes()).is_some())
-        {
-            return (None, false);
-        }
-        match serde_json::from_str::<Map<String, Value>>(light) {
-            Ok(map) => (light_order(&map), light_has_schedule(&map)),
-            Err(_) => (None, false),
-        }
-    }
 }
 
 /// Returns true when `kind` is one of [`BLOCKING_KINDS`].
