@@ -8,7 +8,7 @@ use rusqlite_migration::{M, Migrations};
 ///
 /// Bump it whenever `ItemSummary`, the typed columns, the events projection or the freshness
 /// bookkeeping change meaning: a mismatch deletes and rebuilds the index (never migrates it).
-pub const PROJECTION_VERSION: u32 = 8;
+pub const PROJECTION_VERSION: u32 = 9;
 
 /// The migrations, oldest first. Never edit one that has shipped; add a new file instead.
 pub fn migrations() -> Migrations<'static> {
@@ -19,6 +19,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0004_sources_by_path.sql")),
         M::up(include_str!("../../migrations/0005_unused_indexes.sql")),
         M::up(include_str!("../../migrations/0006_type_status_index.sql")),
+        M::up(include_str!("../../migrations/0007_graph_lookup.sql")),
     ])
 }
 
@@ -43,7 +44,7 @@ mod tests {
         crate::store::register_functions(&conn)?;
         apply(&mut conn)?;
         let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        assert_eq!(version, 6);
+        assert_eq!(version, 7);
         Ok(())
     }
 }
