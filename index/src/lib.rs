@@ -48,6 +48,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 pub use events::{EventPage, EventPosition, EventQuery, EventRow, EventSince};
+pub use graph::GraphSubset;
 pub use indexer::{BuildProgress, BuildReport, ProgressFn};
 pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
 pub use rank::RankCorpus;
@@ -111,6 +112,15 @@ pub struct Summaries {
     pub completeness: Completeness,
     /// Unreadable files and index fallbacks.
     pub notices: Vec<Notice>,
+}
+
+/// The graph rows of [`Index::graph_reachable`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GraphRows {
+    /// The items reachable from the start item, with the kind facts of every item (index).
+    Reachable(GraphSubset),
+    /// Every item (scan).
+    All(Vec<pm_engine::read::graph::GraphItem>),
 }
 
 /// `(type, status)` counts with provenance.
@@ -263,6 +273,28 @@ impl<'a> Index<'a> {
             .map(pm_engine::read::graph::GraphItem::from)
             .collect();
         Ok((items, Source::Scan))
+    }
+
+    /// Returns the graph rows a read from the item `start` needs (`pm deps <id>`, `pm graph
+    /// <traversal> <id>`): on the index path only the items the walk `reach` can touch, with
+    /// the tracker-wide kind facts ([`GraphRows::Reachable`]); on the scan path every item
+    /// ([`GraphRows::All`]), as [`Index::graph_items`].
+    ///
+    /// # Errors
+    /// As [`Index::list`].
+    pub fn graph_reachable(
+        &self,
+        start: &str,
+        reach: &pm_engine::read::graph::Reach,
+    ) -> Result<(GraphRows, Source)> {
+        let mut notices = Vec::new();
+        if let Some(subset) = self.answer(SweepScope::Items, &mut notices, |conn| {
+            graph::graph_subset(conn, start, reach)
+        }) {
+            return Ok((GraphRows::Reachable(subset), Source::Index));
+        }
+        let (items, source) = self.graph_items()?;
+        Ok((GraphRows::All(items), source))
     }
 
     /// Returns the `(type, status)` counts of the matches of `query`.

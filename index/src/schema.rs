@@ -8,7 +8,7 @@ use rusqlite_migration::{M, Migrations};
 ///
 /// Bump it whenever `ItemSummary`, the typed columns, the events projection or the freshness
 /// bookkeeping change meaning: a mismatch deletes and rebuilds the index (never migrates it).
-pub const PROJECTION_VERSION: u32 = 9;
+pub const PROJECTION_VERSION: u32 = 10;
 
 /// The migrations, oldest first. Never edit one that has shipped; add a new file instead.
 pub fn migrations() -> Migrations<'static> {
@@ -20,6 +20,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0005_unused_indexes.sql")),
         M::up(include_str!("../../migrations/0006_type_status_index.sql")),
         M::up(include_str!("../../migrations/0007_rank_columns.sql")),
+        M::up(include_str!("../../migrations/0008_graph_lookup.sql")),
     ])
 }
 
@@ -44,7 +45,7 @@ mod tests {
         crate::store::register_functions(&conn)?;
         apply(&mut conn)?;
         let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        assert_eq!(version, 7);
+        assert_eq!(version, 8);
         Ok(())
     }
 }

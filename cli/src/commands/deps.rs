@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 
 use pm_engine::mutate::{DependencySeed, deps_add, deps_remove, split_list};
 use pm_engine::read::TrackerView;
-use pm_engine::read::graph::Direction;
 use pm_engine::read::graph::deps::{DepsIndex, DepsOptions};
+use pm_engine::read::graph::{Direction, EdgeModel, KindFilter, Reach};
 use pm_engine::{Error, Result};
-use pm_index::Index;
+use pm_index::{GraphRows, GraphSubset, Index};
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
@@ -165,21 +165,47 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
     let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
     let id = view.locate(&args.id)?.stem;
     let index = Index::open(&tracker, view.schema(), index_options(ctx));
-    let (items, _) = index.graph_items()?;
-    let deps = DepsIndex::build(&items);
-    let kinds = if args.kind.is_empty() {
-        None
-    } else {
-        let known = deps.kinds();
-        let wanted: BTreeSet<String> = args.kind.iter().map(|k| k.trim().to_owned()).collect();
-        if let Some(bad) = wanted.iter().find(|k| !known.contains(*k)) {
-            let mut err = invalid("--kind", bad, "no item declares a dependency of this kind");
-            if let Error::InvalidArgument { allowed, .. } = &mut err {
-                *allowed = known.into_iter().collect();
-            }
-            return Err(err);
+    let direction = match args.direction {
+        None | Some(crate::commands::GraphDirection::Out) => Direction::Out,
+        Some(crate::commands::GraphDirection::In) => Direction::In,
+        Some(crate::commands::GraphDirection::Both) => Direction::Both,
+    };
+    let wanted: Option<BTreeSet<String>> =
+        (!args.kind.is_empty()).then(|| args.kind.iter().map(|k| k.trim().to_owned()).collect());
+    let reach = Reach {
+        model: EdgeModel::Declared,
+        direction,
+        kinds: wanted.clone().map_or(KindFilter::All, KindFilter::Only),
+        max_depth: Some(max_depth),
+        also: Vec::new(),
+    };
+    // Only the items reachable from the item, unless `--kind` names a kind the kind facts of
+    // the projection cannot confirm (a dangling parent's `parent`, or no such kind: the
+    // refusal lists every kind, which takes every item).
+    let (deps, every_item) = match index.graph_reachable(&id, &reach)?.0 {
+        GraphRows::Reachable(subset)
+            if wanted
+                .as_ref()
+                .is_none_or(|w| w.is_subset(&declared_kinds(&subset))) =>
+        {
+            (DepsIndex::build(&subset.items), false)
         }
-        Some(wanted)
+        GraphRows::Reachable(_) => (DepsIndex::build(&index.graph_items()?.0), true),
+        GraphRows::All(items) => (DepsIndex::build(&items), true),
+    };
+    let kinds = match wanted {
+        Some(wanted) if every_item => {
+            let known = deps.kinds();
+            if let Some(bad) = wanted.iter().find(|k| !known.contains(*k)) {
+                let mut err = invalid("--kind", bad, "no item declares a dependency of this kind");
+                if let Error::InvalidArgument { allowed, .. } = &mut err {
+                    *allowed = known.into_iter().collect();
+                }
+                return Err(err);
+            }
+            Some(wanted)
+        }
+        wanted => wanted,
     };
     let bounded = !args.full;
     let options = DepsOptions {
@@ -187,11 +213,7 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
         node_limit: node_limit.or(bounded.then_some(if context { 25 } else { 200 })),
         edge_limit: edge_limit.or(bounded.then_some(if context { 50 } else { 400 })),
         collapse_repeated: args.collapse == Some(DepsCollapse::Repeated),
-        direction: match args.direction {
-            None | Some(crate::commands::GraphDirection::Out) => Direction::Out,
-            Some(crate::commands::GraphDirection::In) => Direction::In,
-            Some(crate::commands::GraphDirection::Both) => Direction::Both,
-        },
+        direction,
         kinds,
         after: args.cursor.clone(),
     };
@@ -286,6 +308,27 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
     meta.operand = Some(id);
     let encoding = ctx.read_output.resolve_format(ctx.format, None);
     finish_read(Value::Object(env), &meta, &ctx.read_output, encoding)
+}
+
+/// The `via` kinds the projection's kind facts confirm some item declares: every dependency
+/// kind (`unspecified` for an empty one) and `blocked_by` when some item has a scalar blocker.
+/// A subset of [`DepsIndex::kinds`] over every item, which adds `parent` for a dangling parent.
+fn declared_kinds(subset: &GraphSubset) -> BTreeSet<String> {
+    let mut kinds: BTreeSet<String> = subset
+        .dependency_kinds
+        .iter()
+        .map(|k| {
+            if k.is_empty() {
+                "unspecified".to_owned()
+            } else {
+                k.clone()
+            }
+        })
+        .collect();
+    if subset.scalar_blocker {
+        kinds.insert("blocked_by".to_owned());
+    }
+    kinds
 }
 
 fn invalid(flag: &str, value: &str, reason: &str) -> Error {

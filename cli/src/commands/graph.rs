@@ -11,6 +11,7 @@ use pm_engine::{Error, Result, UsageKind};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
+use crate::commands::graph_reach;
 use crate::ctx::Ctx;
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
@@ -187,8 +188,7 @@ pub fn cmd_graph(ctx: &Ctx, args: &GraphArgs) -> Result<GraphOutput> {
         .map(|raw| resolve(&view, raw))
         .transpose()?;
     let index = Index::open(&tracker, view.schema(), index_options(ctx));
-    let (items, _) = index.graph_items()?;
-    let graph = ItemGraph::build(&items);
+    let graph = graph_reach::load(&index, args, root.as_deref(), target.as_deref(), max_depth)?;
     let node = |id: &str| graph.node(id).ok_or_else(|| view.not_found(id));
     let kinds = |default: KindSet| -> Result<KindSet> {
         if args.kind.is_empty() {
@@ -544,7 +544,7 @@ fn resolve(view: &TrackerView, raw: &str) -> Result<String> {
     view.locate(raw).map(|file| file.stem)
 }
 
-fn direction(flag: Option<GraphDirection>) -> Direction {
+pub(crate) fn direction(flag: Option<GraphDirection>) -> Direction {
     match flag {
         None | Some(GraphDirection::Out) => Direction::Out,
         Some(GraphDirection::In) => Direction::In,

@@ -21,6 +21,7 @@ mod files;
 mod gc;
 mod get;
 mod graph;
+mod graph_reach;
 mod health;
 mod history;
 mod history_repair;

@@ -96,43 +96,7 @@ impl DepsIndex {
             });
         }
         for item in items {
-            let mut edges: Vec<Declared> = Vec::new();
-            for dep in item.dependencies.iter().filter(|d| !d.id.trim().is_empty()) {
-                edges.push(Declared {
-                    target: dep.id.trim().to_owned(),
-                    via: if dep.kind.is_empty() {
-                        "unspecified".into()
-                    } else {
-                        dep.kind.clone()
-                    },
-                    legacy: LEGACY_KINDS.iter().copied().find(|k| *k == dep.kind),
-                });
-            }
-            if let Some(b) = item
-                .blocked_by
-                .as_deref()
-                .filter(|b| *b != NO_ACTIVE_BLOCKER)
-            {
-                edges.push(Declared {
-                    target: b.to_owned(),
-                    via: "blocked_by".into(),
-                    legacy: Some("blocked_by"),
-                });
-            }
-            if let Some(p) = item
-                .parent
-                .as_deref()
-                .filter(|p| !index.items.contains_key(*p))
-            {
-                edges.push(Declared {
-                    target: p.to_owned(),
-                    via: "parent".into(),
-                    legacy: None,
-                });
-            }
-            let mut seen = BTreeSet::new();
-            edges.retain(|e| seen.insert((e.target.clone(), e.via.clone())));
-            edges.sort_by(|a, b| a.target.cmp(&b.target).then_with(|| a.via.cmp(&b.via)));
+            let edges = declared(item, |id| index.items.contains_key(id));
             for e in &edges {
                 index
                     .reverse
@@ -409,6 +373,58 @@ impl DepsIndex {
             }
         }
     }
+}
+
+/// Returns the edges `item` declares, deduplicated and sorted by target then via: each
+/// `dependencies[]` row with a non-blank target, the scalar `blocked_by`, and a `parent` for
+/// which `is_item` is false.
+fn declared(item: &GraphItem, is_item: impl Fn(&str) -> bool) -> Vec<Declared> {
+    let mut edges: Vec<Declared> = Vec::new();
+    for dep in item.dependencies.iter().filter(|d| !d.id.trim().is_empty()) {
+        edges.push(Declared {
+            target: dep.id.trim().to_owned(),
+            via: if dep.kind.is_empty() {
+                "unspecified".into()
+            } else {
+                dep.kind.clone()
+            },
+            legacy: LEGACY_KINDS.iter().copied().find(|k| *k == dep.kind),
+        });
+    }
+    if let Some(b) = item
+        .blocked_by
+        .as_deref()
+        .filter(|b| *b != NO_ACTIVE_BLOCKER)
+    {
+        edges.push(Declared {
+            target: b.to_owned(),
+            via: "blocked_by".into(),
+            legacy: Some("blocked_by"),
+        });
+    }
+    if let Some(p) = item.parent.as_deref().filter(|p| !is_item(p)) {
+        edges.push(Declared {
+            target: p.to_owned(),
+            via: "parent".into(),
+            legacy: None,
+        });
+    }
+    let mut seen = BTreeSet::new();
+    edges.retain(|e| seen.insert((e.target.clone(), e.via.clone())));
+    edges.sort_by(|a, b| a.target.cmp(&b.target).then_with(|| a.via.cmp(&b.via)));
+    edges
+}
+
+/// Returns `(target, via)` of every edge `item` declares (see [`DepsIndex::build`]); `is_item`
+/// tells whether an id names an item (a parent that names none is an edge).
+pub(crate) fn declared_targets(
+    item: &GraphItem,
+    is_item: impl Fn(&str) -> bool,
+) -> Vec<(String, String)> {
+    declared(item, is_item)
+        .into_iter()
+        .map(|d| (d.target, d.via))
+        .collect()
 }
 
 #[cfg(test)]

@@ -7,9 +7,11 @@ pub mod cycles;
 pub mod deps;
 pub mod model;
 pub mod paths;
+pub mod reach;
 pub mod traverse;
 
 pub use analysis::{Finding, GraphAnalysis, analyze, audit};
 pub use model::{Direction, GraphItem, ItemGraph, Kind, KindSet, NodeInfo};
 pub use paths::{Path, PathOptions, PathSearch, find_paths};
+pub use reach::{EdgeModel, ItemSource, KindFilter, Reach, reachable_items};
 pub use traverse::{Reached, Traversal, TraversalOptions, traverse};

@@ -124,10 +124,23 @@ impl ItemGraph {
     /// scalar `blocked_by`. Duplicate edges (same ends and kind) count once; adjacency lists
     /// are ordered by the other end's id, then kind, so every traversal is deterministic.
     pub fn build(items: &[GraphItem]) -> ItemGraph {
+        ItemGraph::build_with_kinds(items, &[])
+    }
+
+    /// [`ItemGraph::build`] with the kind table seeded from `dependency_kinds`: the dependency
+    /// kinds of the whole tracker in order of first use (item order, then file order; only
+    /// rows with a non-blank target). Built over a subset of the items, the graph then names
+    /// and orders kinds exactly as the graph of every item does.
+    pub fn build_with_kinds(items: &[GraphItem], dependency_kinds: &[String]) -> ItemGraph {
         let mut g = ItemGraph {
             kinds: BUILTIN.iter().map(|k| (*k).to_owned()).collect(),
             ..ItemGraph::default()
         };
+        for kind in dependency_kinds {
+            if let EdgeKind::Custom(name) = edge_kind(kind) {
+                g.intern(name);
+            }
+        }
         for item in items {
             if g.by_id.contains_key(&item.id) {
                 continue;
@@ -146,38 +159,17 @@ impl ItemGraph {
             let Some(&me) = g.by_id.get(&item.id) else {
                 continue;
             };
-            if let Some(parent) = &item.parent {
-                let p = g.node_or_missing(parent);
-                edges.insert((p, me, PARENT));
-            }
-            if let Some(blocker) = item
-                .blocked_by
-                .as_deref()
-                .filter(|b| *b != NO_ACTIVE_BLOCKER)
-            {
-                let b = g.node_or_missing(blocker);
-                edges.insert((b, me, BLOCKS));
-            }
-            for dep in &item.dependencies {
-                if dep.id.trim().is_empty() {
-                    continue;
-                }
-                let other = g.node_or_missing(&dep.id);
-                let kind = dep.kind.as_str();
-                let edge = if PARENT_KINDS.contains(&kind) {
-                    (other, me, PARENT)
-                } else if CHILD_KINDS.contains(&kind) {
-                    (me, other, PARENT)
-                } else {
-                    match kind {
-                        "blocks" => (me, other, BLOCKS),
-                        "blocked_by" => (other, me, BLOCKS),
-                        "related" => (me, other, RELATED),
-                        "discovered_from" => (other, me, DISCOVERED_FROM),
-                        _ => (other, me, g.intern(kind)),
-                    }
+            for edge in declared_edges(item) {
+                let other = g.node_or_missing(edge.other);
+                let kind = match edge.kind {
+                    EdgeKind::Builtin(kind) => kind,
+                    EdgeKind::Custom(name) => g.intern(name),
                 };
-                edges.insert(edge);
+                edges.insert(if edge.outgoing {
+                    (me, other, kind)
+                } else {
+                    (other, me, kind)
+                });
             }
         }
         g.out = vec![Vec::new(); g.nodes.len()];
@@ -347,6 +339,89 @@ impl ItemGraph {
         }
         Ok(KindSet(set))
     }
+}
+
+/// The kind of a declared edge: built in, or a custom dependency kind (as written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EdgeKind<'a> {
+    /// One of the built-in kinds.
+    Builtin(Kind),
+    /// A custom kind (`unspecified` when empty).
+    Custom(&'a str),
+}
+
+impl<'a> EdgeKind<'a> {
+    /// Returns the kind's name in the kind table.
+    pub(crate) fn name(self) -> &'a str {
+        match self {
+            EdgeKind::Builtin(k) => BUILTIN[usize::from(k)],
+            EdgeKind::Custom("") => "unspecified",
+            EdgeKind::Custom(name) => name,
+        }
+    }
+}
+
+/// One edge an item declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DeclaredEdge<'a> {
+    /// The referenced id, trimmed.
+    pub other: &'a str,
+    /// True when the edge leaves the declaring item (declarer → other).
+    pub outgoing: bool,
+    /// The edge kind.
+    pub kind: EdgeKind<'a>,
+}
+
+/// Classifies a `dependencies[]` kind.
+pub(crate) fn edge_kind(kind: &str) -> EdgeKind<'_> {
+    if PARENT_KINDS.contains(&kind) || CHILD_KINDS.contains(&kind) {
+        return EdgeKind::Builtin(PARENT);
+    }
+    match kind {
+        "blocks" | "blocked_by" => EdgeKind::Builtin(BLOCKS),
+        "related" => EdgeKind::Builtin(RELATED),
+        "discovered_from" => EdgeKind::Builtin(DISCOVERED_FROM),
+        _ => EdgeKind::Custom(kind),
+    }
+}
+
+/// Returns the edges `item` declares, in graph-building order: the scalar `parent`, the
+/// scalar `blocked_by`, then every `dependencies[]` row with a non-blank target.
+pub(crate) fn declared_edges(item: &GraphItem) -> Vec<DeclaredEdge<'_>> {
+    let mut out = Vec::with_capacity(item.dependencies.len() + 2);
+    if let Some(parent) = &item.parent {
+        out.push(DeclaredEdge {
+            other: parent.trim(),
+            outgoing: false,
+            kind: EdgeKind::Builtin(PARENT),
+        });
+    }
+    if let Some(blocker) = item
+        .blocked_by
+        .as_deref()
+        .filter(|b| *b != NO_ACTIVE_BLOCKER)
+    {
+        out.push(DeclaredEdge {
+            other: blocker.trim(),
+            outgoing: false,
+            kind: EdgeKind::Builtin(BLOCKS),
+        });
+    }
+    for dep in &item.dependencies {
+        let other = dep.id.trim();
+        if other.is_empty() {
+            continue;
+        }
+        let kind = dep.kind.as_str();
+        let outgoing = CHILD_KINDS.contains(&kind)
+            || (!PARENT_KINDS.contains(&kind) && matches!(kind, "blocks" | "related"));
+        out.push(DeclaredEdge {
+            other,
+            outgoing,
+            kind: edge_kind(kind),
+        });
+    }
+    out
 }
 
 #[cfg(test)]
