@@ -200,8 +200,8 @@ fn json_list<T: serde::Serialize>(values: &[T]) -> String {
     serde_json::to_string(values).unwrap_or_else(|_| "[]".to_owned())
 }
 
-/// Returns every dependency kind some row with a non-blank target uses, in order of first use
-/// (item order, then file order): the kind table of the whole tracker's graph.
+/// Returns every dependency kind some row with a non-blank target uses, sorted by name: the
+/// kind table of the whole tracker's graph (`pm_engine::read::graph::dependency_kinds`).
 ///
 /// # Errors
 /// SQLite failures.
@@ -214,8 +214,9 @@ pub fn dependency_kinds(conn: &Connection) -> rusqlite::Result<Vec<String>> {
         "SELECT item_key, position, target_id FROM item_deps INDEXED BY item_deps_kind
          WHERE kind = ?1 ORDER BY item_key, position",
     )?;
-    let mut first: Vec<((i64, i64), String)> = Vec::new();
-    // Every kind sorts after the empty string except the empty string itself.
+    let mut used: Vec<String> = Vec::new();
+    // Candidates come in name order (BINARY, the byte order of Rust strings). Every kind sorts
+    // after the empty string except the empty string itself.
     let mut candidates: Vec<String> = Vec::new();
     if conn
         .prepare_cached(
@@ -242,13 +243,12 @@ pub fn dependency_kinds(conn: &Connection) -> rusqlite::Result<Vec<String>> {
         while let Some(row) = rows.next()? {
             let target: String = row.get(2)?;
             if !target.trim().is_empty() {
-                first.push(((row.get(0)?, row.get(1)?), kind));
+                used.push(kind);
                 break;
             }
         }
     }
-    first.sort();
-    Ok(first.into_iter().map(|(_, kind)| kind).collect())
+    Ok(used)
 }
 
 /// Returns true when some item has a scalar `blocked_by` other than the no-blocker marker.
@@ -269,7 +269,7 @@ pub fn has_scalar_blocker(conn: &Connection) -> rusqlite::Result<bool> {
 pub struct GraphSubset {
     /// The reachable items (see [`pm_engine::read::graph::reachable_items`]), in item order.
     pub items: Vec<GraphItem>,
-    /// [`dependency_kinds`]: every dependency kind in order of first use.
+    /// [`dependency_kinds`]: every dependency kind, sorted by name.
     pub dependency_kinds: Vec<String>,
     /// [`has_scalar_blocker`].
     pub scalar_blocker: bool,

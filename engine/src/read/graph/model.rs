@@ -122,15 +122,16 @@ pub struct ItemGraph {
 impl ItemGraph {
     /// Builds the graph of `items`: the scalar `parent`, every `dependencies[]` row and the
     /// scalar `blocked_by`. Duplicate edges (same ends and kind) count once; adjacency lists
-    /// are ordered by the other end's id, then kind, so every traversal is deterministic.
+    /// are ordered by the other end's id, then kind, so every traversal is deterministic. The
+    /// kind table is the built-in kinds, then the other kinds in name order
+    /// ([`dependency_kinds`]), so it does not depend on the order of `items`.
     pub fn build(items: &[GraphItem]) -> ItemGraph {
-        ItemGraph::build_with_kinds(items, &[])
+        ItemGraph::build_with_kinds(items, &dependency_kinds(items))
     }
 
-    /// [`ItemGraph::build`] with the kind table seeded from `dependency_kinds`: the dependency
-    /// kinds of the whole tracker in order of first use (item order, then file order; only
-    /// rows with a non-blank target). Built over a subset of the items, the graph then names
-    /// and orders kinds exactly as the graph of every item does.
+    /// [`ItemGraph::build`] with the kind table seeded from `dependency_kinds`: the
+    /// [`dependency_kinds`] of the whole tracker. Built over a subset of the items, the graph
+    /// then names and orders kinds exactly as the graph of every item does.
     pub fn build_with_kinds(items: &[GraphItem], dependency_kinds: &[String]) -> ItemGraph {
         let mut g = ItemGraph {
             kinds: BUILTIN.iter().map(|k| (*k).to_owned()).collect(),
@@ -372,6 +373,18 @@ pub(crate) struct DeclaredEdge<'a> {
     pub kind: EdgeKind<'a>,
 }
 
+/// Returns every kind a `dependencies[]` row with a non-blank target uses, sorted by name
+/// (byte order) without repeats: the order of the non-built-in kinds in a graph's kind table.
+pub fn dependency_kinds(items: &[GraphItem]) -> Vec<String> {
+    let kinds: BTreeSet<&str> = items
+        .iter()
+        .flat_map(|item| &item.dependencies)
+        .filter(|dep| !dep.id.trim().is_empty())
+        .map(|dep| dep.kind.as_str())
+        .collect();
+    kinds.into_iter().map(str::to_owned).collect()
+}
+
 /// Classifies a `dependencies[]` kind.
 pub(crate) fn edge_kind(kind: &str) -> EdgeKind<'_> {
     if PARENT_KINDS.contains(&kind) || CHILD_KINDS.contains(&kind) {
@@ -454,6 +467,25 @@ pub(crate) mod tests {
             ItemFormat::Toon,
             &RuntimeSchema::builtin(),
         ))
+    }
+
+    #[test]
+    fn the_kind_table_does_not_depend_on_item_order() {
+        let mut items = vec![
+            item("pm-a", None, &[("pm-b", "verifies")]),
+            item("pm-b", None, &[("pm-c", "implements"), ("pm-a", "blocks")]),
+            item("pm-c", None, &[(" ", "zeta"), ("pm-a", "")]),
+        ];
+        let forward = ItemGraph::build(&items);
+        items.reverse();
+        let backward = ItemGraph::build(&items);
+        assert_eq!(forward.kind_names(), backward.kind_names());
+        let custom: Vec<&str> = forward.kind_names()[BUILTIN.len()..]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        // A blank target declares no edge, so `zeta` is not a kind of the graph.
+        assert_eq!(custom, ["unspecified", "implements", "verifies"]);
     }
 
     #[test]
