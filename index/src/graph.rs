@@ -7,6 +7,24 @@ use pm_engine::read::graph::{GraphItem, ItemSource, Reach, reachable_items};
 use pm_engine::summary::{DependencyRef, NO_ACTIVE_BLOCKER};
 use rusqlite::Connection;
 
+/// The graph columns `item_key, id, title, type, status, terminal, parent, blocked_by` of one
+/// row, as its key and a `GraphItem` without dependencies.
+fn keyed_graph_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, GraphItem)> {
+    Ok((
+        r.get(0)?,
+        GraphItem {
+            id: r.get(1)?,
+            title: r.get(2)?,
+            item_type: r.get(3)?,
+            status: r.get(4)?,
+            terminal: r.get::<_, i64>(5)? != 0,
+            parent: r.get(6)?,
+            blocked_by: r.get(7)?,
+            dependencies: Vec::new(),
+        },
+    ))
+}
+
 /// Returns the graph row of every indexed item, in `item_key` order, with its dependencies in
 /// file order.
 ///
@@ -19,21 +37,7 @@ pub fn graph_items(conn: &Connection) -> rusqlite::Result<Vec<GraphItem>> {
     )?;
     let mut keys: Vec<i64> = Vec::new();
     let mut items: Vec<GraphItem> = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                GraphItem {
-                    id: r.get(1)?,
-                    title: r.get(2)?,
-                    item_type: r.get(3)?,
-                    status: r.get(4)?,
-                    terminal: r.get::<_, i64>(5)? != 0,
-                    parent: r.get(6)?,
-                    blocked_by: r.get(7)?,
-                    dependencies: Vec::new(),
-                },
-            ))
-        })?
+        .query_map([], keyed_graph_row)?
         .map(|row| {
             row.map(|(key, item)| {
                 keys.push(key);
@@ -101,21 +105,7 @@ impl<'c> SqlItems<'c> {
     fn rows(&self, sql: &str, param: &str) -> rusqlite::Result<Vec<(i64, GraphItem)>> {
         let mut stmt = self.conn.prepare_cached(sql)?;
         let mut items: Vec<(i64, GraphItem)> = stmt
-            .query_map([param], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    GraphItem {
-                        id: r.get(1)?,
-                        title: r.get(2)?,
-                        item_type: r.get(3)?,
-                        status: r.get(4)?,
-                        terminal: r.get::<_, i64>(5)? != 0,
-                        parent: r.get(6)?,
-                        blocked_by: r.get(7)?,
-                        dependencies: Vec::new(),
-                    },
-                ))
-            })?
+            .query_map([param], keyed_graph_row)?
             .collect::<rusqlite::Result<_>>()?;
         if items.is_empty() {
             return Ok(items);
