@@ -6,7 +6,9 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use pm_engine::query::{Page, Query, Sort, StatusFilter};
 use pm_engine::schema::RuntimeSchema;
-use pm_index::source::{SweepScope, digest_sweep};
+use pm_index::folder_listings::FolderListings;
+use pm_index::source::SweepScope;
+use pm_index::sweep::digest_sweep;
 use pm_index::{Index, IndexOptions};
 use std::hint::black_box;
 
@@ -51,7 +53,22 @@ fn bench_query(c: &mut Criterion) {
             ("freshness_sweep_history", SweepScope::History),
         ] {
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
-                b.iter(|| black_box(digest_sweep(&tracker, &schema, scope).expect("sweep")));
+                b.iter(|| black_box(digest_sweep(&tracker, &schema, scope, None).expect("sweep")));
+            });
+        }
+        // The same sweeps when every folder's recorded listing still holds (what reads pay
+        // between changes): the names are statted without reading the folders.
+        let listings = FolderListings::at(tracker.runtime_dir().join("index/listing"));
+        for (name, scope) in [
+            ("freshness_sweep_items_recalled", SweepScope::Items),
+            ("freshness_sweep_all_recalled", SweepScope::All),
+        ] {
+            group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+                b.iter(|| {
+                    black_box(
+                        digest_sweep(&tracker, &schema, scope, Some(&listings)).expect("sweep"),
+                    )
+                });
             });
         }
         // What a read pays when the digest differs: the full sweep with the file list.

@@ -61,7 +61,7 @@ pub fn take(
     stamp: bool,
 ) -> Option<FolderSigs> {
     let now_ns = if stamp {
-        filesystem_now(paths)?
+        filesystem_now(&paths.dir)?
     } else {
         i64::MIN
     };
@@ -155,9 +155,9 @@ pub fn record(paths: &IndexPaths, generation: u64, scope: SweepScope, sigs: Fold
     let _ = pm_engine::atomic::write(&path, text.as_bytes());
 }
 
-/// Reads the filesystem's clock: the change time of a file written just now, in ns.
-fn filesystem_now(paths: &IndexPaths) -> Option<i64> {
-    let mut stamp = std::fs::File::create(paths.dir.join(STAMP_FILE)).ok()?;
+/// Reads the filesystem's clock: the change time of a file written just now in `dir`, in ns.
+pub(crate) fn filesystem_now(dir: &std::path::Path) -> Option<i64> {
+    let mut stamp = std::fs::File::create(dir.join(STAMP_FILE)).ok()?;
     stamp.write_all(b"\n").ok()?;
     Some(Sig::of(&stamp.metadata().ok()?).ctime_ns)
 }

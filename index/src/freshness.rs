@@ -6,11 +6,11 @@
 //! depends on item files only confirms freshness from the item folders alone (`SweepScope`).
 
 use crate::digest::{from_sql, hash_bytes};
+use crate::folder_listings::FolderListings;
 use crate::rows::{SourceRow, read_source_row};
-use crate::source::{
-    ALL_KEYS, DigestSweep, ITEM_KEYS, Sig, SourceFile, Sweep, SweepScope, digest_sweep, sweep,
-};
+use crate::source::{ALL_KEYS, ITEM_KEYS, Sig, SourceFile, Sweep, SweepScope, sweep};
 use crate::store::meta;
+use crate::sweep::{DigestSweep, digest_sweep};
 use pm_engine::notice::Notice;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
@@ -61,7 +61,8 @@ impl Report {
 
 /// Compares the tracker's files of `scope` with the projection open on `conn`. When the fast
 /// path cannot confirm them, every source (both scopes) is compared, so the report lists all
-/// differences and a repair brings the whole projection up to date.
+/// differences and a repair brings the whole projection up to date. `listings` spares folders
+/// unchanged since they were last listed a new listing (`crate::folder_listings`).
 ///
 /// # Errors
 /// SQLite failures (the caller treats them as an unusable index) and enumeration I/O errors.
@@ -70,8 +71,9 @@ pub fn check(
     tracker: &Tracker,
     schema: &RuntimeSchema,
     scope: SweepScope,
+    listings: Option<&FolderListings>,
 ) -> Result<Report, CheckError> {
-    let quick = digest_sweep(tracker, schema, scope).map_err(CheckError::Engine)?;
+    let quick = digest_sweep(tracker, schema, scope, listings).map_err(CheckError::Engine)?;
     let fast = if quick.unreadable_dirs.is_empty() {
         fast_path(conn, tracker, schema, &quick, scope).map_err(CheckError::Sql)?
     } else {

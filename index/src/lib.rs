@@ -14,6 +14,7 @@ pub mod apply;
 pub mod digest;
 pub mod dirsig;
 pub mod events;
+pub mod folder_listings;
 pub mod freshness;
 pub mod gc;
 pub mod graph;
@@ -28,6 +29,7 @@ pub mod schema;
 pub mod search;
 pub mod source;
 pub mod store;
+pub mod sweep;
 pub mod totals;
 
 use crate::rows::schema_fingerprint;
@@ -203,6 +205,11 @@ impl<'a> Index<'a> {
     /// Returns the projection paths.
     pub fn paths(&self) -> &IndexPaths {
         &self.paths
+    }
+
+    /// The recorded folder listings the freshness sweeps of this tracker use.
+    pub fn folder_listings(&self) -> folder_listings::FolderListings {
+        folder_listings::FolderListings::at(self.paths.listings.clone())
     }
 
     /// Answers a list query (filters, order, page).

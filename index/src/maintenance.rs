@@ -186,7 +186,14 @@ pub fn health(index: &Index<'_>, fingerprint: &str) -> IndexHealth {
             return out;
         }
     }
-    match freshness::check(&conn, index.tracker(), index.schema(), SweepScope::All) {
+    let listings = index.folder_listings();
+    match freshness::check(
+        &conn,
+        index.tracker(),
+        index.schema(),
+        SweepScope::All,
+        Some(&listings),
+    ) {
         Ok(report) => {
             out.pending_changes = Some(report.changes.len());
             out.state = if report.is_fresh() {
@@ -277,7 +284,8 @@ pub fn check(index: &Index<'_>, fingerprint: &str) -> pm_engine::Result<CheckRep
         }
     };
     let compared = (|| -> rusqlite::Result<()> {
-        let fresh = freshness::check(&conn, tracker, schema, SweepScope::All).ok();
+        // The thorough check lists every folder rather than trust a recorded listing.
+        let fresh = freshness::check(&conn, tracker, schema, SweepScope::All, None).ok();
         report.pending_changes = fresh.as_ref().map_or(0, |r| r.changes.len());
         report.state = if fresh.is_some_and(|r| r.is_fresh()) {
             IndexState::Fresh

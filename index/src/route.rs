@@ -49,7 +49,7 @@ impl Index<'_> {
             return Some(answered);
         }
         if let Path2::Index(conn) = self.prepare(scope, notices) {
-            match query(&conn) {
+            match in_snapshot(&conn, &query) {
                 Ok(answer) => return Some((answer, conn)),
                 Err(e) => self.failed_query(&e, notices),
             }
@@ -104,8 +104,11 @@ impl Index<'_> {
             return None;
         }
         let (tracker, schema) = (&self.tracker, self.schema);
+        let listings = self.folder_listings();
+        let listings = &listings;
         let (swept, answer) = std::thread::scope(|s| {
-            let sweep = s.spawn(move || crate::source::digest_sweep(tracker, schema, scope));
+            let sweep =
+                s.spawn(move || crate::sweep::digest_sweep(tracker, schema, scope, Some(listings)));
             let answer = query(conn);
             (sweep.join(), answer)
         });
@@ -159,13 +162,15 @@ impl Index<'_> {
             return Path2::Scan;
         };
         let folders = self.folders_before_sweep();
-        let report = match freshness::check(&conn, &self.tracker, self.schema, scope) {
-            Ok(report) => report,
-            Err(e) => {
-                notices.push(Notice::new("index_check_failed", format!("{e:?}")));
-                return Path2::Scan;
-            }
-        };
+        let listings = self.folder_listings();
+        let report =
+            match freshness::check(&conn, &self.tracker, self.schema, scope, Some(&listings)) {
+                Ok(report) => report,
+                Err(e) => {
+                    notices.push(Notice::new("index_check_failed", format!("{e:?}")));
+                    return Path2::Scan;
+                }
+            };
         if !report.unreadable_dirs.is_empty() {
             return Path2::Scan;
         }
@@ -342,7 +347,7 @@ impl Index<'_> {
             return None;
         }
         let conn = self.connection(&db, &mut Vec::new())?;
-        let answer = query(&conn).ok()?;
+        let answer = in_snapshot(&conn, query).ok()?;
         self.trusted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Some((answer, Box::new(conn)))
@@ -376,6 +381,24 @@ impl Index<'_> {
     }
 }
 
+/// Runs `query` in one read transaction: a query of several statements (search reads texts,
+/// then the filter columns, joined by row key) must not see another process's apply commit in
+/// between, since an apply gives re-projected items new row keys.
+fn in_snapshot<T>(
+    conn: &Connection,
+    query: &dyn Fn(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    let began = conn.is_autocommit();
+    if began {
+        conn.execute_batch("BEGIN")?;
+    }
+    let answer = query(conn);
+    if began {
+        let _ = conn.execute_batch("COMMIT");
+    }
+    answer
+}
+
 fn unavailable(condition: &Condition) -> Notice {
     Notice::new(
         "index_unavailable",
@@ -384,4 +407,33 @@ fn unavailable(condition: &Condition) -> Notice {
             condition.state()
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_sees_one_snapshot_whatever_commits_meanwhile()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("db.sqlite");
+        let writer = Connection::open(&path)?;
+        writer.execute_batch(
+            "PRAGMA journal_mode=WAL; CREATE TABLE t (k INTEGER PRIMARY KEY); INSERT INTO t VALUES (1);",
+        )?;
+        let reader = store::open_read(&path)?;
+        let count =
+            |c: &Connection| c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0));
+        let query = |c: &Connection| -> rusqlite::Result<(i64, i64)> {
+            let before = count(c)?;
+            writer.execute("INSERT INTO t VALUES (2)", [])?;
+            Ok((before, count(c)?))
+        };
+        assert_eq!(in_snapshot(&reader, &query)?, (1, 1));
+        assert!(reader.is_autocommit());
+        // Outside a snapshot the second statement would have seen the commit.
+        assert_eq!(count(&reader)?, 2);
+        Ok(())
+    }
 }

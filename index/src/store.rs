@@ -22,6 +22,8 @@ pub const INDEX_DIR: &str = "index";
 pub const CURRENT_FILE: &str = "CURRENT";
 /// The writer lock file (an advisory `flock`, held by builds and incremental applies).
 pub const WRITER_LOCK_FILE: &str = "writer.lock";
+/// Recorded folder listings, in `runtime/index/`.
+pub const LISTING_DIR: &str = "listing";
 /// `meta.app`: marks a database as ours.
 pub const APP_ID: &str = "pm-index";
 /// How long SQLite waits for a lock held by another connection.
@@ -38,6 +40,8 @@ pub struct IndexPaths {
     pub current: PathBuf,
     /// `runtime/index/writer.lock`.
     pub lock: PathBuf,
+    /// `runtime/index/listing/`: recorded folder listings (`crate::folder_listings`).
+    pub listings: PathBuf,
 }
 
 impl IndexPaths {
@@ -48,6 +52,7 @@ impl IndexPaths {
         IndexPaths {
             current: dir.join(CURRENT_FILE),
             lock: dir.join(WRITER_LOCK_FILE),
+            listings: dir.join(LISTING_DIR),
             dir,
             runtime,
         }

@@ -264,7 +264,8 @@ fn children_match_parent_case_and_spacing_like_the_scan() -> TestResult {
 
 #[test]
 fn pipelined_digest_sweep_equals_the_enumerated_sweep_across_batches() -> TestResult {
-    use pm_index::source::{SweepScope, digest_sweep, sweep};
+    use pm_index::source::{SweepScope, sweep};
+    use pm_index::sweep::digest_sweep;
     use std::io::Write;
     let schema = schema();
     let f = Fixture::new()?;
@@ -288,10 +289,10 @@ fn pipelined_digest_sweep_equals_the_enumerated_sweep_across_batches() -> TestRe
         std::fs::File::create(history.join(format!("pm-h{n}.jsonl")))?.write_all(b"{}\n")?;
     }
     let full = sweep(&f.tracker, &schema)?;
-    let all = digest_sweep(&f.tracker, &schema, SweepScope::All)?;
+    let all = digest_sweep(&f.tracker, &schema, SweepScope::All, None)?;
     assert_eq!((all.digest, all.count), (full.digest, full.files.len()));
     assert_eq!(all.count, written + 1_500);
-    let items = digest_sweep(&f.tracker, &schema, SweepScope::Items)?;
+    let items = digest_sweep(&f.tracker, &schema, SweepScope::Items, None)?;
     let item_digest = full
         .files
         .iter()
@@ -300,10 +301,70 @@ fn pipelined_digest_sweep_equals_the_enumerated_sweep_across_batches() -> TestRe
             acc.wrapping_add(sig.contribution(&file.rel))
         });
     assert_eq!((items.digest, items.count), (item_digest, written));
-    let streams = digest_sweep(&f.tracker, &schema, SweepScope::History)?;
+    let streams = digest_sweep(&f.tracker, &schema, SweepScope::History, None)?;
     assert_eq!(
         (streams.digest, streams.count),
         (all.digest.wrapping_sub(items.digest), 1_500)
+    );
+    Ok(())
+}
+
+#[test]
+fn recorded_listings_give_the_listed_digest_and_see_every_change() -> TestResult {
+    use pm_index::folder_listings::FolderListings;
+    use pm_index::source::{SweepScope, sweep};
+    use pm_index::sweep::{DigestSweep, digest_sweep};
+    let schema = schema();
+    let f = seeded()?;
+    let listed = |f: &Fixture| -> Result<DigestSweep, Box<dyn std::error::Error>> {
+        Ok(digest_sweep(&f.tracker, &schema, SweepScope::All, None)?)
+    };
+    std::fs::create_dir_all(f.root().join("runtime/index"))?;
+    let listings = FolderListings::settled_before(f.root().join("runtime/index/listing"), i64::MAX);
+    let recorded = digest_sweep(&f.tracker, &schema, SweepScope::All, Some(&listings))?;
+    assert_eq!(recorded.recalled, 0);
+    let expect = |f: &Fixture, got: &DigestSweep| -> TestResult {
+        let full = sweep(&f.tracker, &schema)?;
+        assert_eq!((got.digest, got.count), (full.digest, full.files.len()));
+        Ok(())
+    };
+    expect(&f, &recorded)?;
+    // Every existing folder (tasks and history here) now answers from its listing.
+    let recalled = digest_sweep(&f.tracker, &schema, SweepScope::All, Some(&listings))?;
+    assert_eq!(recalled.recalled, 2, "{recalled:?}");
+    expect(&f, &recalled)?;
+    // An in-place edit keeping size and mtime: the folder keeps its signature, the file's
+    // change time moves, and the recalled sweep sees it.
+    let path = f.root().join("tasks/pm-a.toon");
+    let before = std::fs::read(&path)?;
+    let modified = std::fs::metadata(&path)?.modified()?;
+    let mut edited = before.clone();
+    let last = edited.len() - 2;
+    edited[last] = if edited[last] == b'x' { b'y' } else { b'x' };
+    let file = std::fs::OpenOptions::new().write(true).open(&path)?;
+    std::io::Write::write_all(&mut &file, &edited)?;
+    file.set_modified(modified)?;
+    drop(file);
+    let after = digest_sweep(&f.tracker, &schema, SweepScope::All, Some(&listings))?;
+    assert_eq!(after.recalled, 2);
+    assert_ne!(after.digest, recalled.digest);
+    expect(&f, &after)?;
+    // A new item file and a removed stream change their folders: both are listed again, and
+    // the listings recorded then serve the next sweep.
+    f.write_item("tasks", item("pm-new", json!({})), "")?;
+    std::fs::remove_file(f.root().join("history/pm-a.jsonl"))?;
+    let relisted = digest_sweep(&f.tracker, &schema, SweepScope::All, Some(&listings))?;
+    assert_eq!(relisted.recalled, 0);
+    expect(&f, &relisted)?;
+    assert_eq!(relisted.digest, listed(&f)?.digest);
+    let again = digest_sweep(&f.tracker, &schema, SweepScope::All, Some(&listings))?;
+    assert_eq!((again.recalled, again.digest), (2, relisted.digest));
+    // Scopes share the listings: an items sweep recalls the item folder alone.
+    let items = digest_sweep(&f.tracker, &schema, SweepScope::Items, Some(&listings))?;
+    assert_eq!(items.recalled, 1);
+    assert_eq!(
+        items.digest,
+        digest_sweep(&f.tracker, &schema, SweepScope::Items, None)?.digest
     );
     Ok(())
 }
@@ -318,7 +379,8 @@ fn history_scope_is_confirmed_by_the_history_streams_alone() -> TestResult {
     list_ids(&f, &schema)?;
     let (db, _) = current_db(&IndexPaths::of(&f.tracker)).map_err(|c| format!("{c:?}"))?;
     let conn = open_read(&db)?;
-    let checked = |scope| check(&conn, &f.tracker, &schema, scope).map_err(|e| format!("{e:?}"));
+    let checked =
+        |scope| check(&conn, &f.tracker, &schema, scope, None).map_err(|e| format!("{e:?}"));
     // A new item file is a change for item reads, none for reads of the event projection.
     f.write_item("tasks", item("pm-d", json!({"priority": 0})), "")?;
     let streams = checked(SweepScope::History)?;
