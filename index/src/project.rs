@@ -141,10 +141,7 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
         return vanished(file);
     }
     let sig = Sig::of(&meta);
-    let mut buffer = Vec::with_capacity(usize::try_from(sig.size).unwrap_or(0).saturating_add(1));
-    let bytes = std::io::Read::read_to_end(&mut handle, &mut buffer)
-        .map(|_| buffer)
-        .at(&file.abs);
+    let bytes = read_sized(&mut handle, sig.size).at(&file.abs);
     drop(handle);
     let mut content_hash = None;
     let projection = match (file.kind, &file.item, bytes) {
@@ -183,6 +180,26 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
         content_hash: content_hash.unwrap_or(0),
         projection,
     }
+}
+
+/// Reads the first `size` bytes of an open file (fewer if it is shorter now): the bytes the
+/// signature stat'ed before describes. One `read` call for a file of that size, where
+/// `read_to_end` would stat the file again, ask for its position and make a last `read` to see
+/// the end; a file that grew since is re-projected when the next freshness check sees its new
+/// signature.
+fn read_sized(file: &mut std::fs::File, size: u64) -> std::io::Result<Vec<u8>> {
+    let mut buffer = vec![0; usize::try_from(size).unwrap_or(0)];
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match std::io::Read::read(file, &mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buffer.truncate(filled);
+    Ok(buffer)
 }
 
 /// Builds the stored record of a parsed item (taking the document apart instead of copying it).
