@@ -7,16 +7,18 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+mod codec;
 mod facts;
+mod hierarchy;
 mod memo;
 
 pub use facts::FileSig;
 pub use memo::{MemoStats, memo_path};
 
 use facts::{DriftKind, ItemFacts, StreamState};
+use hierarchy::{HierarchyFacts, RELATION_SAMPLE};
 use memo::Facts;
 
-use super::validate::hierarchy::analyze;
 use super::view::TrackerView;
 use crate::clock::EpochMs;
 use crate::error::Result;
@@ -26,8 +28,6 @@ use crate::lock::{LockRead, is_stale, read_lock_info};
 
 /// Id lists in storage details keep at most this many entries (`truncated` says when cut).
 pub const ID_LIST_LIMIT: usize = 100;
-/// Hierarchy relations shown as a sample.
-const RELATION_SAMPLE: usize = 8;
 
 /// One health check: `{name, status, ok, details}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -118,8 +118,9 @@ pub fn tracker_health_with_stats(
     view: &TrackerView,
     now_ms: EpochMs,
 ) -> Result<(Vec<HealthCheck>, Vec<HealthFinding>, MemoStats)> {
-    let (facts, stats) = memo::gather(view)?;
+    let (facts, mut stats, mut pending) = memo::gather(view)?;
     let items = sorted_items(&facts);
+    let hierarchy = memo::hierarchy(&mut pending, &items, &mut stats);
     let mut checks = Vec::new();
     let mut findings = Vec::new();
     let mut push = |name: &'static str, (details, found): (Value, Vec<HealthFinding>)| {
@@ -131,9 +132,10 @@ pub fn tracker_health_with_stats(
     push("settings_values", (json!({"warnings": []}), Vec::new()));
     push("storage", storage(&facts, items.len()));
     push("locks", locks(view, now_ms));
-    push("integrity", integrity(view, &facts, &items));
+    push("integrity", integrity(view, &facts, &items, &hierarchy));
     push("history_drift", drift(&facts));
     drop(items);
+    memo::finish(pending, &facts.groups, &hierarchy, &mut stats);
     // Freeing a hundred thousand entries takes a while: do it on the pool while the caller
     // renders the report.
     rayon::spawn(move || drop(facts));
@@ -307,6 +309,7 @@ fn integrity(
     view: &TrackerView,
     facts: &Facts,
     items: &[&ItemFacts],
+    hierarchy: &HierarchyFacts,
 ) -> (Value, Vec<HealthFinding>) {
     let mut unreadable = Vec::new();
     let mut conflicted_items = Vec::new();
@@ -353,7 +356,6 @@ fn integrity(
             }
         }
     }
-    let hierarchy = analyze(items);
     let mut findings = Vec::new();
     let mut flag = |code: &str, subjects: &[String], gate: bool| {
         for s in subjects {
@@ -439,12 +441,6 @@ fn integrity(
             })
         })
         .collect();
-    let relations: Vec<Value> = hierarchy
-        .relations
-        .iter()
-        .take(RELATION_SAMPLE)
-        .map(|r| r.to_json())
-        .collect();
     let count = |v: &[String]| v.len();
     let details = json!({
         "checked_item_files": facts.places.len(),
@@ -473,9 +469,9 @@ fn integrity(
         "item_ahead_format_version": ahead,
         "hierarchy_integrity": {
             "relations": {
-                "count": hierarchy.relations.len(),
-                "sample": relations,
-                "truncated": hierarchy.relations.len() > RELATION_SAMPLE,
+                "count": hierarchy.relations,
+                "sample": hierarchy.sample,
+                "truncated": hierarchy.relations > RELATION_SAMPLE,
             },
             "cycles": cycles,
             "cardinality_violations": cardinality,
