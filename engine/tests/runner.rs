@@ -2,6 +2,7 @@
 
 mod test_bench_corpus;
 mod test_forgotten_files;
+mod test_health_memo;
 mod test_history_corpus;
 mod test_history_heads;
 mod test_init_golden;

@@ -5,7 +5,7 @@
 use pm_engine::Result;
 use pm_engine::read::TrackerView;
 use pm_engine::read::health::{HealthCheck, HealthFinding, health_check, tracker_health};
-use pm_index::Index;
+use pm_index::{Index, IndexOptions};
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
@@ -49,8 +49,11 @@ pub struct HealthArgs {
 /// The `health` result after the read-output layer.
 pub type HealthOutput = Finished;
 
-fn index_check(ctx: &Ctx, view: &TrackerView) -> (HealthCheck, Vec<HealthFinding>) {
-    let index = Index::open(view.tracker(), view.schema(), index_options(ctx));
+fn index_check(
+    options: IndexOptions<'static>,
+    view: &TrackerView,
+) -> (HealthCheck, Vec<HealthFinding>) {
+    let index = Index::open(view.tracker(), view.schema(), options);
     let health = index.health();
     let details = serde_json::to_value(&health).unwrap_or(Value::Null);
     let state = details["state"].as_str().unwrap_or("unknown").to_string();
@@ -85,8 +88,17 @@ fn shorten(value: &mut Value, limit: usize) {
 /// `not_in_project`; settings read failures; the read-output refusals.
 pub fn cmd_health(ctx: &Ctx, args: &HealthArgs) -> Result<HealthOutput> {
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
-    let (mut checks, mut findings) = tracker_health(&view, ctx.clock.now_ms())?;
-    let (index, index_findings) = index_check(ctx, &view);
+    // The index check (a database check and a stat sweep) runs beside the tracker checks.
+    let options = index_options(ctx);
+    let now_ms = ctx.clock.now_ms();
+    let (tracker, index) = std::thread::scope(|scope| {
+        let index = scope.spawn(|| index_check(options, &view));
+        let tracker = tracker_health(&view, now_ms);
+        (tracker, index.join())
+    });
+    let (index, index_findings) =
+        index.map_err(|_| pm_engine::Error::internal("the index check panicked"))?;
+    let (mut checks, mut findings) = tracker?;
     checks.push(index);
     findings.extend(index_findings);
     let ok = findings.iter().all(|f| f.severity != "gate_failing");

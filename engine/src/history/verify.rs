@@ -349,8 +349,18 @@ pub(crate) fn read_small_file(path: &Path) -> std::io::Result<Vec<u8>> {
 
 /// Reads a stream; also answers whether the path is a file (read, absent, or asked again).
 fn read_stream_file(path: &Path, id: &str) -> (Result<StreamRead>, bool) {
+    stream_from_read(read_small_file(path), path, id)
+}
+
+/// Parses the outcome of reading a stream file as [`verify_item_read`] takes it; also answers
+/// whether the path is a file (read, absent, or asked again).
+pub(crate) fn stream_from_read(
+    read: std::io::Result<Vec<u8>>,
+    path: &Path,
+    id: &str,
+) -> (Result<StreamRead>, bool) {
     use crate::error::IoResultExt;
-    match read_small_file(path) {
+    match read {
         Ok(bytes) => (parse_stream(&bytes, id, path), true),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             (Ok(StreamRead::default()), false)
@@ -362,6 +372,23 @@ fn read_stream_file(path: &Path, id: &str) -> (Result<StreamRead>, bool) {
 fn verify_item<F, D>(
     tracker: &Tracker,
     id: &str,
+    all: &[&ItemFileRef],
+    files: &[usize],
+    load: &F,
+) -> ItemHistoryReport
+where
+    F: Fn(usize, &ItemFileRef) -> Result<D> + Sync,
+    D: Borrow<ItemDoc>,
+{
+    let read = read_stream_file(&tracker.history_path(id), id);
+    verify_item_read(id, read, all, files, load)
+}
+
+/// Verifies one id whose stream was already read (see [`stream_from_read`]): the stream's
+/// chain and each of its item files (`files`, indexes into `all`) against it.
+pub(crate) fn verify_item_read<F, D>(
+    id: &str,
+    (read, stream_file): (Result<StreamRead>, bool),
     all: &[&ItemFileRef],
     files: &[usize],
     load: &F,
@@ -385,7 +412,6 @@ where
         path: all[*index].path.clone(),
         drift: DriftStatus::NotChecked,
     };
-    let (read, stream_file) = read_stream_file(&tracker.history_path(id), id);
     report.stream_file = stream_file;
     let mut read: StreamRead = match read {
         Ok(read) => read,
@@ -453,7 +479,8 @@ fn file_drift(doc: &ItemDoc, chain: &ChainReport, entries: &[HistoryEntry]) -> D
     }
 }
 
-fn verify_workspace(tracker: &Tracker) -> WorkspaceHistoryReport {
+/// Verifies the workspace stream and the documents it records.
+pub(crate) fn verify_workspace(tracker: &Tracker) -> WorkspaceHistoryReport {
     let mut report = WorkspaceHistoryReport {
         stream: StreamStatus::Missing,
         entries: 0,

@@ -96,19 +96,76 @@ impl Relation {
     }
 }
 
+/// What the hierarchy analysis reads of an item: a parsed item, or its facts kept by the
+/// `pm health` memo.
+pub(crate) trait HierarchyItem {
+    /// Returns the item id.
+    fn item_id(&self) -> &str;
+    /// Returns whether the status is terminal.
+    fn is_terminal(&self) -> bool;
+    /// Returns the scalar `parent`, trimmed, when it is a non-empty string.
+    fn parent_text(&self) -> Option<&str>;
+    /// Returns `(id, kind)` of the dependency rows (every row the analysis may use).
+    fn dependency_rows(&self) -> impl Iterator<Item = (&str, &str)>;
+}
+
+impl HierarchyItem for CheckItem {
+    fn item_id(&self) -> &str {
+        &self.id
+    }
+
+    fn is_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    fn parent_text(&self) -> Option<&str> {
+        self.text("parent")
+    }
+
+    fn dependency_rows(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.dependencies()
+    }
+}
+
+impl<T: HierarchyItem> HierarchyItem for &T {
+    fn item_id(&self) -> &str {
+        (**self).item_id()
+    }
+
+    fn is_terminal(&self) -> bool {
+        (**self).is_terminal()
+    }
+
+    fn parent_text(&self) -> Option<&str> {
+        (**self).parent_text()
+    }
+
+    fn dependency_rows(&self) -> impl Iterator<Item = (&str, &str)> {
+        (**self).dependency_rows()
+    }
+}
+
+/// Returns whether a lower-cased dependency kind makes a parent relation (the only rows the
+/// analysis uses).
+pub(crate) fn is_hierarchy_kind(kind: &str) -> bool {
+    TARGET_PARENT_KINDS.contains(&kind) || SOURCE_PARENT_KINDS.contains(&kind)
+}
+
 /// Analyses the hierarchy of `items`.
-pub(crate) fn analyze(items: &[CheckItem]) -> Hierarchy {
-    let mut by_id: BTreeMap<String, &CheckItem> = BTreeMap::new();
+pub(crate) fn analyze<T: HierarchyItem>(items: &[T]) -> Hierarchy {
+    let mut by_id: BTreeMap<String, &T> = BTreeMap::new();
     for item in items {
-        by_id.entry(item.id.trim().to_lowercase()).or_insert(item);
+        by_id
+            .entry(item.item_id().trim().to_lowercase())
+            .or_insert(item);
     }
     let terminal: BTreeSet<&str> = by_id
         .iter()
-        .filter(|(_, i)| i.terminal)
+        .filter(|(_, i)| i.is_terminal())
         .map(|(id, _)| id.as_str())
         .collect();
-    let scalar_parent = |item: &CheckItem| {
-        item.text("parent")
+    let scalar_parent = |item: &T| {
+        item.parent_text()
             .map(str::to_lowercase)
             .filter(|p| by_id.contains_key(p))
     };
@@ -123,7 +180,7 @@ pub(crate) fn analyze(items: &[CheckItem]) -> Hierarchy {
                 holder: holder.clone(),
             });
         }
-        for (target, kind) in item.dependencies() {
+        for (target, kind) in item.dependency_rows() {
             let target = target.to_lowercase();
             if !by_id.contains_key(&target) {
                 continue;

@@ -293,18 +293,6 @@ pub(crate) struct Loaded {
     positions: Vec<Option<usize>>,
 }
 
-/// Reads and parses every item file, then verifies every history stream against them (each
-/// file read once).
-///
-/// # Errors
-/// `io_error` when an item folder or the history directory cannot be listed.
-pub(crate) fn load_verified(view: &TrackerView) -> Result<(Loaded, TrackerHistoryReport)> {
-    let (loaded, streams) = load_items(view, true)?;
-    let streams = streams.ok_or_else(|| crate::Error::internal("history not listed"))?;
-    let report = verify(view, &loaded, &streams);
-    Ok((loaded, report))
-}
-
 /// The parsed items and, with `history`, the ids of the history streams (listed while the
 /// item folders are).
 fn load_items(view: &TrackerView, history: bool) -> Result<(Loaded, Option<Vec<String>>)> {

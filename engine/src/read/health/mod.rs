@@ -7,19 +7,27 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::validate::hierarchy::analyze;
-use super::validate::{Loaded, load_verified};
+mod codec;
+mod facts;
+mod hierarchy;
+mod memo;
+
+pub use facts::FileSig;
+pub use memo::{MemoStats, memo_path};
+
+use facts::{DriftKind, ItemFacts, StreamState};
+use hierarchy::{HierarchyFacts, RELATION_SAMPLE};
+use memo::Facts;
+
 use super::view::TrackerView;
 use crate::clock::EpochMs;
 use crate::error::Result;
-use crate::history::verify::{DriftStatus, StreamStatus};
-use crate::history::{TrackerHistoryReport, WORKSPACE_STREAM_ID};
+use crate::history::WORKSPACE_STREAM_ID;
+use crate::history::verify::StreamStatus;
 use crate::lock::{LockRead, is_stale, read_lock_info};
 
 /// Id lists in storage details keep at most this many entries (`truncated` says when cut).
 pub const ID_LIST_LIMIT: usize = 100;
-/// Hierarchy relations shown as a sample.
-const RELATION_SAMPLE: usize = 8;
 
 /// One health check: `{name, status, ok, details}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -89,13 +97,30 @@ pub fn health_check(name: &'static str, details: Value, findings: &[HealthFindin
 
 /// Runs pm's tracker checks; `now_ms` decides which locks are stale.
 ///
+/// The per-file facts come from the verification memo (`runtime/health/memo`, a cache) when
+/// their files did not change; see [`tracker_health_with_stats`].
+///
 /// # Errors
 /// `io_error` when item folders or the history directory cannot be listed.
 pub fn tracker_health(
     view: &TrackerView,
     now_ms: EpochMs,
 ) -> Result<(Vec<HealthCheck>, Vec<HealthFinding>)> {
-    let (loaded, report) = load_verified(view)?;
+    tracker_health_with_stats(view, now_ms).map(|(checks, findings, _)| (checks, findings))
+}
+
+/// [`tracker_health`], also returning what it did with the memo (how many ids it reused and
+/// computed, whether it rewrote the memo): a diagnostic for tests, never part of the output.
+///
+/// # Errors
+/// `io_error` when item folders or the history directory cannot be listed.
+pub fn tracker_health_with_stats(
+    view: &TrackerView,
+    now_ms: EpochMs,
+) -> Result<(Vec<HealthCheck>, Vec<HealthFinding>, MemoStats)> {
+    let (facts, mut stats, mut pending) = memo::gather(view)?;
+    let items = sorted_items(&facts);
+    let hierarchy = memo::hierarchy(&mut pending, &items, &mut stats);
     let mut checks = Vec::new();
     let mut findings = Vec::new();
     let mut push = |name: &'static str, (details, found): (Value, Vec<HealthFinding>)| {
@@ -105,11 +130,37 @@ pub fn tracker_health(
     push("settings", settings(view));
     push("directories", directories(view));
     push("settings_values", (json!({"warnings": []}), Vec::new()));
-    push("storage", storage(&loaded, &report));
+    push("storage", storage(&facts, items.len()));
     push("locks", locks(view, now_ms));
-    push("integrity", integrity(view, &loaded, &report));
-    push("history_drift", drift(&loaded, &report));
-    Ok((checks, findings))
+    push("integrity", integrity(view, &facts, &items, &hierarchy));
+    push("history_drift", drift(&facts));
+    drop(items);
+    memo::finish(pending, &facts.groups, &hierarchy, &mut stats);
+    // Freeing a hundred thousand entries takes a while: do it on the pool while the caller
+    // renders the report.
+    rayon::spawn(move || drop(facts));
+    Ok((checks, findings, stats))
+}
+
+/// The parsed items in listing order, then sorted by id (`localeCompare`, stable), as
+/// `pm validate` sorts them.
+fn sorted_items(facts: &Facts) -> Vec<&ItemFacts> {
+    use rayon::slice::ParallelSliceMut;
+    let mut items: Vec<&ItemFacts> = (0..facts.places.len())
+        .filter_map(|index| facts.file(index).parse.as_ref().ok())
+        .collect();
+    items.par_sort_by(|a, b| crate::collate::locale_compare(&a.id, &b.id));
+    items
+}
+
+/// Returns the number of streams that are not missing, the workspace stream included.
+fn present_streams(facts: &Facts) -> usize {
+    facts
+        .groups
+        .iter()
+        .filter(|g| g.stream.state != StreamState::Missing)
+        .count()
+        + usize::from(facts.workspace.stream != StreamStatus::Missing)
 }
 
 fn settings(view: &TrackerView) -> (Value, Vec<HealthFinding>) {
@@ -176,19 +227,13 @@ fn id_list(mut ids: Vec<String>) -> Value {
     json!({"count": count, "ids": ids, "truncated": count > ID_LIST_LIMIT})
 }
 
-fn storage(loaded: &Loaded, report: &TrackerHistoryReport) -> (Value, Vec<HealthFinding>) {
-    let streams = report
-        .items
+fn storage(facts: &Facts, parsed: usize) -> (Value, Vec<HealthFinding>) {
+    let streams = present_streams(facts);
+    let without_file = facts
+        .groups
         .iter()
-        .filter(|i| i.stream != StreamStatus::Missing)
-        .count()
-        + usize::from(report.workspace.stream != StreamStatus::Missing);
-    let without_file = report
-        .items
-        .iter()
-        .filter(|i| i.files.is_empty() && i.stream != StreamStatus::Missing);
-    let (tombstones, orphaned): (Vec<_>, Vec<_>) =
-        without_file.partition(|i| i.last_op.as_deref() == Some("delete"));
+        .filter(|g| g.files.is_empty() && g.stream.state != StreamState::Missing);
+    let (tombstones, orphaned): (Vec<_>, Vec<_>) = without_file.partition(|g| g.stream.deleted);
     let orphaned: Vec<String> = orphaned.into_iter().map(|i| i.id.clone()).collect();
     let findings = orphaned
         .iter()
@@ -210,7 +255,7 @@ fn storage(loaded: &Loaded, report: &TrackerHistoryReport) -> (Value, Vec<Health
         *map = with_policy;
     }
     let details = json!({
-        "items": loaded.items.len(),
+        "items": parsed,
         "history_streams": streams,
         "tombstones": tombstone_list,
         "orphaned_history_streams": id_list(orphaned),
@@ -262,53 +307,55 @@ fn locks(view: &TrackerView, now_ms: EpochMs) -> (Value, Vec<HealthFinding>) {
 
 fn integrity(
     view: &TrackerView,
-    loaded: &Loaded,
-    report: &TrackerHistoryReport,
+    facts: &Facts,
+    items: &[&ItemFacts],
+    hierarchy: &HierarchyFacts,
 ) -> (Value, Vec<HealthFinding>) {
     let mut unreadable = Vec::new();
     let mut conflicted_items = Vec::new();
     let mut parse_failures = Vec::new();
-    for (file, doc) in &loaded.scanned {
-        if let Err(err) = doc {
-            let path = view.relative(&file.path);
-            match err.code().as_str() {
+    for index in 0..facts.places.len() {
+        if let Err(code) = &facts.file(index).parse {
+            let path = view.relative(&facts.files[index].file.path);
+            match code.as_str() {
                 "io_error" => unreadable.push(path),
                 code if code.contains("conflict") => conflicted_items.push(path),
                 _ => parse_failures.push(path),
             }
         }
     }
-    let version = |item: &&super::validate::CheckItem| {
-        item.doc
-            .metadata
-            .get("pm_format_version")
-            .and_then(Value::as_u64)
-            .unwrap_or(1)
-    };
     let outdated: Vec<String> = Vec::new();
-    let ahead: Vec<String> = loaded
-        .items
+    let ahead: Vec<String> = items
         .iter()
-        .filter(|i| version(i) > 1)
+        .filter(|i| i.ahead)
         .map(|i| i.id.clone())
         .collect();
     let (mut history_unreadable, mut history_conflicts, mut history_invalid) =
         (Vec::new(), Vec::new(), Vec::new());
-    let streams = report
-        .items
+    let workspace_code = match &facts.workspace.stream {
+        StreamStatus::Unreadable { code, .. } => Some(*code),
+        _ => None,
+    };
+    let streams = facts
+        .groups
         .iter()
-        .map(|i| (i.id.as_str(), &i.stream))
-        .chain([(WORKSPACE_STREAM_ID, &report.workspace.stream)]);
-    for (id, stream) in streams {
-        if let StreamStatus::Unreadable { code, .. } = stream {
-            match *code {
+        .map(|g| {
+            let code = match &g.stream.state {
+                StreamState::Unreadable(code) => Some(code.as_str()),
+                _ => None,
+            };
+            (g.id.as_str(), code)
+        })
+        .chain([(WORKSPACE_STREAM_ID, workspace_code)]);
+    for (id, code) in streams {
+        if let Some(code) = code {
+            match code {
                 c if c.contains("conflict") => history_conflicts.push(id.to_string()),
                 "history_invalid_json" => history_invalid.push(id.to_string()),
                 _ => history_unreadable.push(id.to_string()),
             }
         }
     }
-    let hierarchy = analyze(&loaded.items);
     let mut findings = Vec::new();
     let mut flag = |code: &str, subjects: &[String], gate: bool| {
         for s in subjects {
@@ -394,17 +441,10 @@ fn integrity(
             })
         })
         .collect();
-    let relations: Vec<Value> = hierarchy
-        .relations
-        .iter()
-        .take(RELATION_SAMPLE)
-        .map(|r| r.to_json())
-        .collect();
     let count = |v: &[String]| v.len();
     let details = json!({
-        "checked_item_files": loaded.scanned.len(),
-        "checked_history_streams": report.items.iter().filter(|i| i.stream != StreamStatus::Missing).count()
-            + usize::from(report.workspace.stream != StreamStatus::Missing),
+        "checked_item_files": facts.places.len(),
+        "checked_history_streams": present_streams(facts),
         "counts": {
             "item_unreadable": count(&unreadable),
             "item_conflict_markers": count(&conflicted_items),
@@ -429,9 +469,9 @@ fn integrity(
         "item_ahead_format_version": ahead,
         "hierarchy_integrity": {
             "relations": {
-                "count": hierarchy.relations.len(),
-                "sample": relations,
-                "truncated": hierarchy.relations.len() > RELATION_SAMPLE,
+                "count": hierarchy.relations,
+                "sample": hierarchy.sample,
+                "truncated": hierarchy.relations > RELATION_SAMPLE,
             },
             "cycles": cycles,
             "cardinality_violations": cardinality,
@@ -453,13 +493,28 @@ fn integrity(
     (details, findings)
 }
 
-fn drift(loaded: &Loaded, report: &TrackerHistoryReport) -> (Value, Vec<HealthFinding>) {
-    let summary = report.summary();
+fn drift(facts: &Facts) -> (Value, Vec<HealthFinding>) {
+    let mut summary = DriftSummary::default();
+    for g in &facts.groups {
+        let id = || g.id.clone();
+        match g.stream.state {
+            StreamState::Missing if !g.files.is_empty() => summary.missing_streams.push(id()),
+            StreamState::Unreadable(_) => summary.unreadable_streams.push(id()),
+            StreamState::ChainMismatch => summary.chain_mismatches.push(id()),
+            StreamState::Ok | StreamState::Missing => {}
+        }
+        if g.files.iter().any(|f| f.drift == DriftKind::HashMismatch) {
+            summary.hash_mismatch.push(id());
+        }
+        if g.stream.torn {
+            summary.torn_tails.push(id());
+        }
+    }
     let mut unreadable = summary.unreadable_streams.clone();
     unreadable.extend(summary.torn_tails.iter().cloned());
     let unreadable = super::validate::items::sorted_unique(unreadable);
     let mut chain = summary.chain_mismatches.clone();
-    if report.workspace.stream == StreamStatus::ChainMismatch {
+    if facts.workspace.stream == StreamStatus::ChainMismatch {
         chain.push(WORKSPACE_STREAM_ID.into());
     }
     let chain = super::validate::items::sorted_unique(chain);
@@ -490,7 +545,7 @@ fn drift(loaded: &Loaded, report: &TrackerHistoryReport) -> (Value, Vec<HealthFi
         }
     }
     let disagreements = |kind| -> Vec<String> {
-        report
+        facts
             .workspace
             .disagreements
             .iter()
@@ -504,15 +559,17 @@ fn drift(loaded: &Loaded, report: &TrackerHistoryReport) -> (Value, Vec<HealthFi
         disagreements(K::Missing),
         disagreements(K::Unreadable),
     );
-    let unparsed = loaded.scanned.iter().filter(|(_, d)| d.is_err()).count();
-    let checked = report
-        .items
+    let unparsed = (0..facts.places.len())
+        .filter(|&index| facts.file(index).parse.is_err())
+        .count();
+    let checked = facts
+        .groups
         .iter()
-        .flat_map(|i| &i.files)
-        .filter(|f| !matches!(f.drift, DriftStatus::ItemUnreadable { .. }))
+        .flat_map(|g| &g.files)
+        .filter(|f| f.drift != DriftKind::ItemUnreadable)
         .count();
     let details = json!({
-        "checked_items": checked.min(loaded.scanned.len() - unparsed),
+        "checked_items": checked.min(facts.places.len() - unparsed),
         "cache_hit_verification": "full",
         "drifted_items": drifted,
         "counts": {
@@ -534,4 +591,14 @@ fn drift(loaded: &Loaded, report: &TrackerHistoryReport) -> (Value, Vec<HealthFi
         "workspace_state_unreadable": unreadable_docs,
     });
     (details, findings)
+}
+
+/// Ids per history class, in id order (what the history report's summary lists).
+#[derive(Default)]
+struct DriftSummary {
+    missing_streams: Vec<String>,
+    unreadable_streams: Vec<String>,
+    chain_mismatches: Vec<String>,
+    hash_mismatch: Vec<String>,
+    torn_tails: Vec<String>,
 }
