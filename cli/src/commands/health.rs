@@ -37,7 +37,8 @@ pub struct HealthArgs {
     #[arg(long)]
     pub full: bool,
 
-    /// Only check; nothing is refreshed (accepted for pm compatibility: health never writes)
+    /// Only check; nothing is refreshed (accepted for pm compatibility: health repairs and
+    /// rebuilds nothing; it only keeps its verification cache, runtime/health/memo)
     #[arg(long)]
     pub check_only: bool,
 
