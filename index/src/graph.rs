@@ -47,15 +47,7 @@ pub fn graph_items(conn: &Connection) -> rusqlite::Result<Vec<GraphItem>> {
         .collect::<rusqlite::Result<_>>()?;
     let mut deps = conn
         .prepare("SELECT item_key, target_id, kind FROM item_deps ORDER BY item_key, position")?;
-    let rows = deps.query_map([], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            DependencyRef {
-                id: r.get(1)?,
-                kind: r.get(2)?,
-            },
-        ))
-    })?;
+    let rows = deps.query_map([], dependency_row)?;
     for row in rows {
         let (key, dep) = row?;
         if let Ok(i) = keys.binary_search(&key) {
@@ -116,15 +108,7 @@ impl<'c> SqlItems<'c> {
             "SELECT item_key, target_id, kind FROM item_deps
              WHERE item_key IN (SELECT value FROM json_each(?1)) ORDER BY item_key, position",
         )?;
-        let rows = deps.query_map([json_list(&keys)], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                DependencyRef {
-                    id: r.get(1)?,
-                    kind: r.get(2)?,
-                },
-            ))
-        })?;
+        let rows = deps.query_map([json_list(&keys)], dependency_row)?;
         for row in rows {
             let (key, dep) = row?;
             if let Ok(i) = keys.binary_search(&key) {
@@ -280,4 +264,15 @@ pub fn graph_subset(
         dependency_kinds: dependency_kinds(conn)?,
         scalar_blocker: has_scalar_blocker(conn)?,
     })
+}
+
+/// Reads a `(item_key, target_id, kind)` row of `item_deps` as the item's key and its edge.
+pub(crate) fn dependency_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, DependencyRef)> {
+    Ok((
+        r.get(0)?,
+        DependencyRef {
+            id: r.get(1)?,
+            kind: r.get(2)?,
+        },
+    ))
 }

@@ -231,15 +231,7 @@ pub fn rank_items(
     // the rows by a search among them, instead of sorting every row by key.
     let mut deps = conn.prepare(&blocking_sql())?;
     let edges: Vec<(i64, DependencyRef)> = deps
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                DependencyRef {
-                    id: r.get(1)?,
-                    kind: r.get(2)?,
-                },
-            ))
-        })?
+        .query_map([], crate::graph::dependency_row)?
         .collect::<rusqlite::Result<_>>()?;
     if !edges.is_empty() {
         for item in &mut items {
