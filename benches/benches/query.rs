@@ -71,6 +71,16 @@ fn bench_query(c: &mut Criterion) {
                 });
             });
         }
+        // The floor under every per-file freshness check: one bare `statx` per item file,
+        // relative to its folder, on the same pool, with the names listed beforehand and
+        // nothing computed from the answers. The recalled sweep above is this plus the digest.
+        #[cfg(target_os = "linux")]
+        {
+            let folders = stat_floor::item_folders(&tracker, &schema);
+            group.bench_with_input(BenchmarkId::new("stat_floor_items", n), &n, |b, _| {
+                b.iter(|| black_box(stat_floor::stat_all(&folders)));
+            });
+        }
         // What a read pays when the digest differs: the full sweep with the file list.
         group.bench_with_input(BenchmarkId::new("full_sweep", n), &n, |b, _| {
             b.iter(|| black_box(pm_index::source::sweep(&tracker, &schema).expect("sweep")));
@@ -91,6 +101,51 @@ fn bench_query(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// A bare parallel `statx` over listed names: what the kernel charges for the stats alone.
+#[cfg(target_os = "linux")]
+mod stat_floor {
+    use pm_engine::schema::RuntimeSchema;
+    use pm_engine::tracker::Tracker;
+    use rayon::prelude::*;
+    use rustix::fd::OwnedFd;
+    use rustix::fs::{AtFlags, Mode, OFlags, StatxFlags};
+
+    /// Every item folder's handle and the names of its entries.
+    pub fn item_folders(tracker: &Tracker, schema: &RuntimeSchema) -> Vec<(OwnedFd, Vec<String>)> {
+        schema
+            .types
+            .folders()
+            .into_iter()
+            .filter_map(|(folder, _)| {
+                let dir = tracker.root().join(folder);
+                let names = std::fs::read_dir(&dir)
+                    .ok()?
+                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect();
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                let fd = rustix::fs::open(&dir, flags, Mode::empty()).ok()?;
+                Some((fd, names))
+            })
+            .collect()
+    }
+
+    /// Stats every name relative to its folder; the number of answers.
+    pub fn stat_all(folders: &[(OwnedFd, Vec<String>)]) -> usize {
+        let mask = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME | StatxFlags::CTIME;
+        folders
+            .iter()
+            .map(|(fd, names)| {
+                names
+                    .par_iter()
+                    .filter(|name| {
+                        rustix::fs::statx(fd, name.as_str(), AtFlags::empty(), mask).is_ok()
+                    })
+                    .count()
+            })
+            .sum()
+    }
 }
 
 criterion_group!(benches, bench_query);

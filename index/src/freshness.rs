@@ -74,8 +74,22 @@ pub fn check(
     listings: Option<&FolderListings>,
 ) -> Result<Report, CheckError> {
     let quick = digest_sweep(tracker, schema, scope, listings).map_err(CheckError::Engine)?;
+    check_swept(conn, tracker, schema, scope, &quick)
+}
+
+/// [`check`] with the digest sweep of `scope` already made (`quick`).
+///
+/// # Errors
+/// SQLite failures and enumeration I/O errors.
+pub fn check_swept(
+    conn: &Connection,
+    tracker: &Tracker,
+    schema: &RuntimeSchema,
+    scope: SweepScope,
+    quick: &DigestSweep,
+) -> Result<Report, CheckError> {
     let fast = if quick.unreadable_dirs.is_empty() {
-        fast_path(conn, tracker, schema, &quick, scope).map_err(CheckError::Sql)?
+        fast_path(conn, tracker, schema, quick, scope).map_err(CheckError::Sql)?
     } else {
         None
     };

@@ -19,6 +19,7 @@ pub mod freshness;
 pub mod gc;
 pub mod graph;
 pub mod indexer;
+pub mod integrity;
 pub mod maintenance;
 pub mod project;
 pub mod rank;
@@ -548,7 +549,15 @@ impl<'a> Index<'a> {
 
     /// Returns the state of the projection for `pm health` without repairing anything.
     pub fn health(&self) -> IndexHealth {
-        maintenance::health(self, &self.fingerprint)
+        maintenance::health(self, &self.fingerprint, || None)
+    }
+
+    /// [`Index::health`] whose freshness check starts from a sweep of every source made
+    /// elsewhere (e.g. [`sweep::DigestSweep::of_health_listing`]) instead of statting every
+    /// file again: `swept` is called when the check needs it (the database checks come
+    /// first), and `None` from it means sweeping here.
+    pub fn health_swept(&self, swept: impl FnOnce() -> Option<sweep::DigestSweep>) -> IndexHealth {
+        maintenance::health(self, &self.fingerprint, swept)
     }
 
     /// Compares the projection with a scan (`pm reindex --check`) without changing either.

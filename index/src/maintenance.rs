@@ -10,6 +10,7 @@ use crate::freshness::{self, Change};
 use crate::indexer::RACY_WINDOW_NS;
 use crate::source::{SourceKind, SweepScope, enumerate};
 use crate::store::{self, Condition, WriterLock, meta};
+use crate::sweep::DigestSweep;
 use crate::{Index, read, source_for};
 use pm_engine::query::{Query, Sort};
 use pm_engine::schema::RuntimeSchema;
@@ -112,7 +113,11 @@ pub struct IndexHealth {
 }
 
 /// Returns the projection's state without changing anything.
-pub fn health(index: &Index<'_>, fingerprint: &str) -> IndexHealth {
+pub fn health(
+    index: &Index<'_>,
+    fingerprint: &str,
+    swept: impl FnOnce() -> Option<DigestSweep>,
+) -> IndexHealth {
     let mut out = IndexHealth {
         state: IndexState::Missing,
         ok: true,
@@ -146,15 +151,10 @@ pub fn health(index: &Index<'_>, fingerprint: &str) -> IndexHealth {
         .ok()
         .map(|p| p.display().to_string());
     out.generation = Some(generation);
-    let integrity: rusqlite::Result<String> =
-        conn.query_row("PRAGMA quick_check", [], |r| r.get(0));
-    if integrity.as_deref() != Ok("ok") {
+    if let Err(found) = crate::integrity::quick_check(&conn, index.paths(), &db) {
         out.state = IndexState::Corrupt;
         out.ok = false;
-        out.detail = Some(match integrity {
-            Ok(text) => text,
-            Err(e) => e.to_string(),
-        });
+        out.detail = Some(found);
         return out;
     }
     let counted = (|| -> rusqlite::Result<(usize, usize, usize, Option<String>)> {
@@ -187,13 +187,23 @@ pub fn health(index: &Index<'_>, fingerprint: &str) -> IndexHealth {
         }
     }
     let listings = index.folder_listings();
-    match freshness::check(
-        &conn,
-        index.tracker(),
-        index.schema(),
-        SweepScope::All,
-        Some(&listings),
-    ) {
+    let checked = match swept() {
+        Some(quick) => freshness::check_swept(
+            &conn,
+            index.tracker(),
+            index.schema(),
+            SweepScope::All,
+            &quick,
+        ),
+        None => freshness::check(
+            &conn,
+            index.tracker(),
+            index.schema(),
+            SweepScope::All,
+            Some(&listings),
+        ),
+    };
+    match checked {
         Ok(report) => {
             out.pending_changes = Some(report.changes.len());
             out.state = if report.is_fresh() {

@@ -56,6 +56,17 @@ pub struct Sig {
     pub inode: u64,
 }
 
+impl From<pm_engine::read::health::FileSig> for Sig {
+    fn from(sig: pm_engine::read::health::FileSig) -> Sig {
+        Sig {
+            size: sig.size,
+            mtime_ns: sig.mtime_ns,
+            ctime_ns: sig.ctime_ns,
+            inode: sig.inode,
+        }
+    }
+}
+
 impl Sig {
     /// Returns the signature of stat results.
     #[cfg(unix)]

@@ -6,6 +6,7 @@
 use crate::folder_listings::{FolderListings, stat_names};
 use crate::source::{Sig, SweepScope};
 use pm_engine::notice::Notice;
+use pm_engine::read::health::ListedSources;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
 use pm_engine::{IoResultExt, Result};
@@ -25,6 +26,37 @@ pub struct DigestSweep {
     pub unreadable_dirs: Vec<Notice>,
     /// Folders whose recorded listing was statted instead of reading the folder.
     pub recalled: usize,
+}
+
+impl DigestSweep {
+    /// The digest of every source (scope `All`) from the listing of a `pm health` run, which
+    /// selects the same item files and streams as [`digest_sweep`] and stats each once; `None`
+    /// when a type folder could not be read (the sweep would report it). A listing that
+    /// selected differently would only yield a digest the projection does not match, and the
+    /// full comparison then decides.
+    pub fn of_health_listing(sources: &ListedSources<'_>) -> Option<DigestSweep> {
+        if !sources.every_folder_read() {
+            return None;
+        }
+        let add = |a: (u64, usize), b: (u64, usize)| (a.0.wrapping_add(b.0), a.1 + b.1);
+        let (item_sum, item_count) = sources
+            .item_files()
+            .map(|(folder, name, sig)| (Sig::from(sig).contribution_at(folder, name), 1))
+            .reduce(|| (0, 0), add);
+        let (stream_sum, stream_count) = sources
+            .streams()
+            .filter(|(id, _)| !id.is_empty())
+            .map(|(id, sig)| {
+                let name = format!("{id}.jsonl");
+                (Sig::from(sig).contribution_at("history", &name), 1)
+            })
+            .reduce(|| (0, 0), add);
+        Some(DigestSweep {
+            digest: item_sum.wrapping_add(stream_sum),
+            count: item_count + stream_count,
+            ..DigestSweep::default()
+        })
+    }
 }
 
 /// Computes the sources digest of `scope` with the same file selection as

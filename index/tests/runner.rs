@@ -8,6 +8,7 @@ mod test_equivalence;
 mod test_faults;
 mod test_freshness;
 mod test_graph_reach;
+mod test_health_listing;
 mod test_rank_rows;
 mod test_search;
 mod test_speculation;

@@ -218,19 +218,57 @@ pub(crate) struct ListedFile {
     pub sig: Option<FileSig>,
 }
 
+/// What a health run listed: every item file and history stream with its stat signature,
+/// handed to the caller as soon as it is known (`pm health` confirms the projection's
+/// freshness from it instead of statting every file a second time).
+pub struct ListedSources<'a> {
+    pub(crate) files: &'a [ListedFile],
+    pub(crate) streams: &'a [(String, Option<FileSig>)],
+    pub(crate) every_folder_read: bool,
+}
+
+impl ListedSources<'_> {
+    /// Whether every existing type folder could be read (otherwise the listing is partial).
+    pub fn every_folder_read(&self) -> bool {
+        self.every_folder_read
+    }
+
+    /// The regular item files: `(folder, file name, signature)`, in listing order.
+    pub fn item_files(&self) -> impl ParallelIterator<Item = (&str, &str, FileSig)> {
+        self.files.par_iter().filter_map(|f| {
+            let (folder, name) = f.name.split_once('/')?;
+            Some((folder, name, f.sig?))
+        })
+    }
+
+    /// The regular history streams: `(id, signature)`, in no particular order (the file name
+    /// is the id followed by `.jsonl`).
+    pub fn streams(&self) -> impl ParallelIterator<Item = (&str, FileSig)> {
+        self.streams
+            .par_iter()
+            .filter_map(|(id, sig)| Some((id.as_str(), (*sig)?)))
+    }
+}
+
 /// Lists every item file as [`crate::tracker::Tracker::item_files`] does (same files, same
-/// order, same errors), stat'ing each one in parallel relative to its folder.
+/// order, same errors), stat'ing each one in parallel relative to its folder; also whether
+/// every existing type folder could be read.
 ///
 /// # Errors
 /// `io_error` when an entry of a readable folder cannot be inspected.
-pub(crate) fn list_item_files(view: &TrackerView) -> Result<Vec<ListedFile>> {
+pub(crate) fn list_item_files(view: &TrackerView) -> Result<(Vec<ListedFile>, bool)> {
     let root = view.tracker().root();
     let mut found: Vec<(std::fs::DirEntry, bool, ItemFileRef, String)> = Vec::new();
+    let mut every_folder_read = true;
     for (folder, type_name) in view.schema().types.folders() {
         let dir = root.join(folder);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
             // Missing folders are empty; unreadable ones are notices `health` does not show.
-            continue;
+            Err(e) => {
+                every_folder_read &= e.kind() == std::io::ErrorKind::NotFound;
+                continue;
+            }
         };
         let start = found.len();
         for entry in entries {
@@ -256,14 +294,15 @@ pub(crate) fn list_item_files(view: &TrackerView) -> Result<Vec<ListedFile>> {
         // Same order as sorting the paths: one folder, so the names decide (byte order).
         found[start..].sort_unstable_by(|a, b| a.3.cmp(&b.3));
     }
-    Ok(found
+    let files = found
         .into_par_iter()
         .map(|(entry, symlink, file, name)| ListedFile {
             sig: stat(&entry, symlink),
             file,
             name,
         })
-        .collect())
+        .collect();
+    Ok((files, every_folder_read))
 }
 
 /// Lists the streams of the history directory (as `list_streams` does) with their keys'

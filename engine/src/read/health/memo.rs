@@ -8,8 +8,8 @@ use rayon::prelude::*;
 
 use super::codec;
 use super::facts::{
-    FileFacts, FileKey, FileSig, GroupFacts, ItemFacts, ListedFile, StreamKey, compute_group,
-    compute_loose, group, list_item_files, list_stream_files,
+    FileFacts, FileKey, FileSig, GroupFacts, ItemFacts, ListedFile, ListedSources, StreamKey,
+    compute_group, compute_loose, group, list_item_files, list_stream_files,
 };
 use super::hierarchy::{HierarchyFacts, input_digest, summarize};
 use crate::error::Result;
@@ -35,6 +35,9 @@ pub struct MemoStats {
     /// Whether the memo was (re)written.
     pub written: bool,
 }
+
+/// Called with the listing of a health run as soon as it is complete.
+pub type OnListed<'a> = dyn Fn(&ListedSources<'_>) + Sync + 'a;
 
 /// What the end of a run needs to keep the memo current.
 pub(crate) struct Pending {
@@ -101,7 +104,10 @@ fn fingerprint(view: &TrackerView) -> String {
 ///
 /// # Errors
 /// `io_error` when an item folder or the history directory cannot be listed.
-pub(crate) fn gather(view: &TrackerView) -> Result<(Facts, MemoStats, Pending)> {
+pub(crate) fn gather(
+    view: &TrackerView,
+    on_listed: Option<&OnListed<'_>>,
+) -> Result<(Facts, MemoStats, Pending)> {
     let tracker = view.tracker();
     let path = memo_path(tracker);
     let fingerprint = fingerprint(view);
@@ -119,7 +125,14 @@ pub(crate) fn gather(view: &TrackerView) -> Result<(Facts, MemoStats, Pending)> 
         },
         || verify_workspace(tracker),
     );
-    let (files, streams) = (files?, streams?);
+    let ((files, every_folder_read), streams) = (files?, streams?);
+    if let Some(on_listed) = on_listed {
+        on_listed(&ListedSources {
+            files: &files,
+            streams: &streams,
+            every_folder_read,
+        });
+    }
     let (old, old_hierarchy) = old.map_or((Vec::new(), None), |(g, h)| (g, Some(h)));
     let (groups, loose) = group(&files, &streams);
     // Both are sorted by id (byte order): pair each group with the memo entry of its id.

@@ -12,8 +12,8 @@ mod facts;
 mod hierarchy;
 mod memo;
 
-pub use facts::FileSig;
-pub use memo::{MemoStats, memo_path};
+pub use facts::{FileSig, ListedSources};
+pub use memo::{MemoStats, OnListed, memo_path};
 
 use facts::{DriftKind, ItemFacts, StreamState};
 use hierarchy::{HierarchyFacts, RELATION_SAMPLE};
@@ -118,7 +118,20 @@ pub fn tracker_health_with_stats(
     view: &TrackerView,
     now_ms: EpochMs,
 ) -> Result<(Vec<HealthCheck>, Vec<HealthFinding>, MemoStats)> {
-    let (facts, mut stats, mut pending) = memo::gather(view)?;
+    tracker_health_listed(view, now_ms, None)
+}
+
+/// [`tracker_health_with_stats`], handing the listing of item files and streams (with their
+/// stat signatures) to `on_listed` as soon as it is complete, before the checks run.
+///
+/// # Errors
+/// `io_error` when item folders or the history directory cannot be listed.
+pub fn tracker_health_listed(
+    view: &TrackerView,
+    now_ms: EpochMs,
+    on_listed: Option<&OnListed<'_>>,
+) -> Result<(Vec<HealthCheck>, Vec<HealthFinding>, MemoStats)> {
+    let (facts, mut stats, mut pending) = memo::gather(view, on_listed)?;
     let items = sorted_items(&facts);
     let hierarchy = memo::hierarchy(&mut pending, &items, &mut stats);
     let mut checks = Vec::new();
