@@ -186,7 +186,6 @@ pub fn health(
             return out;
         }
     }
-    let listings = index.folder_listings();
     let checked = match swept() {
         Some(quick) => freshness::check_swept(
             &conn,
@@ -200,7 +199,7 @@ pub fn health(
             index.tracker(),
             index.schema(),
             SweepScope::All,
-            Some(&listings),
+            Some(&index.folder_listings()),
         ),
     };
     match checked {
