@@ -99,22 +99,16 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pm_engine::tracker::Tracker;
 
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-    fn paths(root: &Path) -> IndexPaths {
-        let dir = root.join("index");
-        IndexPaths {
-            runtime: root.to_path_buf(),
-            current: dir.join("CURRENT"),
-            lock: dir.join("writer.lock"),
-            listings: dir.join("listing"),
-            dir,
-        }
-    }
-
-    /// A database of a few hundred rows with an index, in `paths.dir`.
-    fn database(paths: &IndexPaths) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+    /// A tracker's projection paths (kept alive by the temp dir) and a database of a few hundred
+    /// rows with an index in its `runtime/index/`.
+    fn database()
+    -> Result<(tempfile::TempDir, IndexPaths, std::path::PathBuf), Box<dyn std::error::Error>> {
+        let root = tempfile::tempdir()?;
+        let paths = IndexPaths::of(&Tracker::at(root.path().join(".agents/pm")));
         std::fs::create_dir_all(&paths.dir)?;
         let db = paths.dir.join("index-000001.sqlite");
         let conn = Connection::open(&db)?;
@@ -128,7 +122,7 @@ mod tests {
         }
         tx.commit()?;
         conn.execute_batch("CREATE INDEX t_x ON t (x);")?;
-        Ok(db)
+        Ok((root, paths, db))
     }
 
     /// Scrambles the pages past the schema: the b-trees no longer hold together.
@@ -144,9 +138,7 @@ mod tests {
 
     #[test]
     fn a_fresh_passing_check_is_not_remembered() -> TestResult {
-        let root = tempfile::tempdir()?;
-        let paths = paths(root.path());
-        let db = database(&paths)?;
+        let (_root, paths, db) = database()?;
         let conn = Connection::open(&db)?;
         assert_eq!(quick_check(&conn, &paths, &db), Ok(()));
         // Just written: a later write in the same clock tick could keep this state.
@@ -156,9 +148,7 @@ mod tests {
 
     #[test]
     fn the_memo_holds_only_for_the_state_it_names() -> TestResult {
-        let root = tempfile::tempdir()?;
-        let paths = paths(root.path());
-        let db = database(&paths)?;
+        let (_root, paths, db) = database()?;
         damage(&db)?;
         let memo = paths.dir.join(CHECKED_FILE);
         // A memo naming the damaged files' very state is trusted: the check does not run.
@@ -166,14 +156,11 @@ mod tests {
         pm_engine::atomic::write(&memo, state.line.as_bytes())?;
         let conn = Connection::open(&db)?;
         assert_eq!(quick_check(&conn, &paths, &db), Ok(()));
-        // The same bytes in a new file (a copy put in place): another state, so the check runs,
-        // fails, and the memo goes.
+        // The same bytes put in place again (a new file by rename): another state, so the check
+        // runs, fails, and the memo goes.
         drop(conn);
-        let copy = paths.dir.join("copy");
-        std::fs::copy(&db, &copy)?;
-        std::fs::remove_file(&db)?;
-        std::fs::hard_link(&copy, &db)?;
-        std::fs::remove_file(&copy)?;
+        let bytes = std::fs::read(&db)?;
+        pm_engine::atomic::write(&db, &bytes)?;
         assert_ne!(State::of(&db).ok_or("no state")?.line, state.line);
         let conn = Connection::open(&db)?;
         assert!(quick_check(&conn, &paths, &db).is_err());
