@@ -4,6 +4,7 @@
 //! never see a half-built index. Progress goes to a caller-supplied callback; nothing prints.
 
 use crate::digest::DigestTotals;
+use crate::folder_handles::FolderHandles;
 use crate::project::{ProjectContext, Projected, project};
 use crate::rows::{RowWriter, schema_fingerprint, set_meta};
 use crate::schema::{PROJECTION_VERSION, apply};
@@ -80,7 +81,10 @@ pub fn build(
     let db = paths.dir.join(&name);
     remove_db_files(&db);
     let total = sources.files.len();
-    let ctx = ProjectContext::new(schema, fs_now - RACY_WINDOW_NS);
+    let folders = schema.types.folders().into_iter().map(|(folder, _)| folder);
+    let ctx = ProjectContext::new(schema, fs_now - RACY_WINDOW_NS).with_folders(
+        FolderHandles::open(tracker.root(), folders.chain(["history"])),
+    );
     let report = write_database(
         &db,
         sources.files,

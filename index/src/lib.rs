@@ -14,6 +14,7 @@ pub mod apply;
 pub mod digest;
 pub mod dirsig;
 pub mod events;
+pub mod folder_handles;
 pub mod folder_listings;
 pub mod freshness;
 pub mod gc;

@@ -4,6 +4,7 @@
 
 use crate::digest::hash_bytes;
 use crate::events::{self, StreamProjection};
+use crate::folder_handles::FolderHandles;
 use crate::source::{Sig, SourceFile, SourceKind};
 use pm_engine::item::ItemDoc;
 use pm_engine::item::canon::CanonSchema;
@@ -101,6 +102,8 @@ pub struct ProjectContext<'a> {
     pub canon: CanonSchema<'a>,
     /// Files whose ctime is at or after this (file-system clock, ns) are racy.
     pub racy_from_ns: i64,
+    /// Handles of the source folders, when the caller opened them.
+    pub folders: FolderHandles,
 }
 
 impl<'a> ProjectContext<'a> {
@@ -111,7 +114,14 @@ impl<'a> ProjectContext<'a> {
             schema,
             canon: CanonSchema::from_runtime(schema),
             racy_from_ns,
+            folders: FolderHandles::default(),
         }
+    }
+
+    /// Opens files through `folders` (a full build reads every file of a few folders).
+    #[must_use]
+    pub fn with_folders(self, folders: FolderHandles) -> ProjectContext<'a> {
+        ProjectContext { folders, ..self }
     }
 }
 
@@ -131,7 +141,7 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
     };
     // One open, then the signature from the open file and a read sized by it: the signature
     // still precedes the read, so a concurrent write is caught by the next freshness check.
-    let Ok(mut handle) = std::fs::File::open(&file.abs) else {
+    let Ok(mut handle) = ctx.folders.open_file(&file) else {
         return vanished(file);
     };
     let Ok(meta) = handle.metadata() else {

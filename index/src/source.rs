@@ -171,7 +171,7 @@ pub fn enumerate(tracker: &Tracker, schema: &RuntimeSchema) -> Result<SourceSet>
     let items = items?;
     let mut files: Vec<SourceFile> = items
         .files
-        .into_iter()
+        .into_par_iter()
         .map(|item| SourceFile {
             rel: relative_path(&item),
             abs: item.path.clone(),
@@ -211,7 +211,7 @@ fn history_streams(tracker: &Tracker) -> Result<Vec<SourceFile>> {
             });
         }
     }
-    streams.sort_by(|a, b| a.rel.cmp(&b.rel));
+    streams.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     Ok(streams)
 }
 

@@ -1,0 +1,104 @@
+//! Open handles of the folders a full build reads from, so each source file is opened by its
+//! name relative to its folder: the kernel then looks up one name instead of walking the whole
+//! path again for each of the build's files (Linux; elsewhere files are opened by path).
+
+use crate::source::SourceFile;
+use std::fs::File;
+use std::path::Path;
+
+/// Directory handles by tracker-relative folder name.
+#[derive(Default)]
+pub struct FolderHandles {
+    #[cfg(target_os = "linux")]
+    folders: Vec<(String, rustix::fd::OwnedFd)>,
+}
+
+impl FolderHandles {
+    /// Opens `root/<folder>` for each of `folders`; a folder that cannot be opened is left out
+    /// (its files are then opened by path, with the errors that brings).
+    pub fn open<'f>(root: &Path, folders: impl IntoIterator<Item = &'f str>) -> FolderHandles {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let folders = folders
+                .into_iter()
+                .filter_map(|folder| {
+                    let fd = rustix::fs::open(
+                        &root.join(folder),
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    )
+                    .ok()?;
+                    Some((folder.to_string(), fd))
+                })
+                .collect();
+            FolderHandles { folders }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (root, folders.into_iter().count());
+            FolderHandles::default()
+        }
+    }
+
+    /// Opens `file` for reading: by name in its folder's handle when there is one, else by its
+    /// absolute path. Both follow symbolic links, exactly like `File::open`.
+    ///
+    /// # Errors
+    /// The open's I/O error.
+    pub fn open_file(&self, file: &SourceFile) -> std::io::Result<File> {
+        #[cfg(target_os = "linux")]
+        if let Some((folder, name)) = file.rel.rsplit_once('/')
+            && let Some((_, fd)) = self.folders.iter().find(|(f, _)| f == folder)
+        {
+            use rustix::fs::{Mode, OFlags};
+            let opened =
+                rustix::fs::openat(fd, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+                    .map_err(std::io::Error::from)?;
+            return Ok(File::from(opened));
+        }
+        File::open(&file.abs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceKind;
+
+    fn source(root: &Path, rel: &str) -> SourceFile {
+        SourceFile {
+            rel: rel.to_string(),
+            abs: root.join(rel),
+            kind: SourceKind::History,
+            item: None,
+        }
+    }
+
+    #[test]
+    fn files_open_through_their_folder_or_by_path() -> Result<(), Box<dyn std::error::Error>> {
+        let root = tempfile::tempdir()?;
+        std::fs::create_dir_all(root.path().join("history"))?;
+        std::fs::create_dir_all(root.path().join("other"))?;
+        std::fs::write(root.path().join("history/a.jsonl"), "one")?;
+        std::fs::write(root.path().join("other/b.jsonl"), "two")?;
+        let handles = FolderHandles::open(root.path(), ["history", "missing"]);
+        let read = |rel: &str| -> std::io::Result<String> {
+            let mut text = String::new();
+            std::io::Read::read_to_string(
+                &mut handles.open_file(&source(root.path(), rel))?,
+                &mut text,
+            )?;
+            Ok(text)
+        };
+        assert_eq!(read("history/a.jsonl")?, "one");
+        // No handle for the folder: opened by path.
+        assert_eq!(read("other/b.jsonl")?, "two");
+        let gone = read("history/none.jsonl");
+        assert_eq!(
+            gone.err().map(|e| e.kind()),
+            Some(std::io::ErrorKind::NotFound)
+        );
+        Ok(())
+    }
+}
