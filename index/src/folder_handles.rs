@@ -24,7 +24,7 @@ impl FolderHandles {
                 .into_iter()
                 .filter_map(|folder| {
                     let fd = rustix::fs::open(
-                        &root.join(folder),
+                        root.join(folder),
                         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                         Mode::empty(),
                     )
