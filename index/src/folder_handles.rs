@@ -80,8 +80,8 @@ mod tests {
         let root = tempfile::tempdir()?;
         std::fs::create_dir_all(root.path().join("history"))?;
         std::fs::create_dir_all(root.path().join("other"))?;
-        std::fs::write(root.path().join("history/a.jsonl"), "one")?;
-        std::fs::write(root.path().join("other/b.jsonl"), "two")?;
+        pm_engine::atomic::write(&root.path().join("history/a.jsonl"), b"one")?;
+        pm_engine::atomic::write(&root.path().join("other/b.jsonl"), b"two")?;
         let handles = FolderHandles::open(root.path(), ["history", "missing"]);
         let read = |rel: &str| -> std::io::Result<String> {
             let mut text = String::new();
