@@ -195,10 +195,13 @@ impl Tracker {
                     });
                 }
             }
-            // Every path shares the folder prefix, so ordering by the file name's bytes is the
-            // path order, without splitting each path into components per comparison (a tenth
-            // of a second at 100,000 files); names in one folder are unique.
-            found.sort_unstable_by(|a, b| file_name_bytes(&a.path).cmp(file_name_bytes(&b.path)));
+            // Every path is the folder's path joined with a name, so ordering by the paths'
+            // bytes orders the names by their bytes, which is the path order, without splitting
+            // paths into components for each comparison (a tenth of a second at 100,000 files).
+            // Names in one folder are unique.
+            found.sort_unstable_by(|a, b| {
+                (a.path.as_os_str().as_encoded_bytes()).cmp(b.path.as_os_str().as_encoded_bytes())
+            });
             out.files.extend(found);
         }
         Ok(out)
@@ -268,11 +271,6 @@ impl Tracker {
         }
         Err(Error::ItemNotFound { id: first })
     }
-}
-
-/// The bytes of a path's last component (empty when it has none).
-fn file_name_bytes(path: &Path) -> &[u8] {
-    path.file_name().map_or(&[], |name| name.as_encoded_bytes())
 }
 
 fn workspace_root_of(root: &Path) -> PathBuf {

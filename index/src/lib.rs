@@ -11,6 +11,7 @@
 
 pub mod aggregate;
 pub mod apply;
+mod backlog;
 pub mod digest;
 pub mod dirsig;
 pub mod events;

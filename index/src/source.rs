@@ -168,8 +168,9 @@ pub fn enumerate(tracker: &Tracker, schema: &RuntimeSchema) -> Result<SourceSet>
         || tracker.item_files(&schema.types),
         || history_streams(tracker),
     );
-    let items = items?;
-    let mut files: Vec<SourceFile> = items
+    let (items, streams) = (items?, streams?);
+    let mut files = Vec::with_capacity(items.files.len() + streams.len());
+    items
         .files
         .into_par_iter()
         .map(|item| SourceFile {
@@ -178,8 +179,8 @@ pub fn enumerate(tracker: &Tracker, schema: &RuntimeSchema) -> Result<SourceSet>
             kind: SourceKind::Item,
             item: Some(item),
         })
-        .collect();
-    files.extend(streams?);
+        .collect_into_vec(&mut files);
+    files.extend(streams);
     Ok(SourceSet {
         files,
         unreadable_dirs: items.notices,
