@@ -21,9 +21,9 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 
 /// Files parsed per batch: bounds memory while keeping both cores busy.
 const CHUNK: usize = 512;
-/// Bytes of parsed history streams (counted as the streams' file sizes) that may wait for the
-/// writer while it builds the item indexes.
-const STREAM_BACKLOG_BYTES: u64 = 64 * 1024 * 1024;
+/// Memory that parsed history streams waiting for the writer may hold (as estimated by
+/// [`held_bytes`]) while it builds the item indexes.
+const STREAM_BACKLOG_BYTES: u64 = 16 * 1024 * 1024;
 /// Chunks written between two background writebacks of the new file.
 const WRITEBACK_EVERY: usize = 64;
 /// Page size of a new database (bytes): larger pages mean fewer B-tree pages to allocate,
@@ -187,7 +187,7 @@ fn write_database(
             for chunk in chunks(&mut files, SourceKind::History) {
                 let parsed: Vec<Projected> =
                     chunk.into_par_iter().map(|f| project(f, ctx)).collect();
-                let bytes = parsed.iter().map(|p| p.sig.size).sum();
+                let bytes = parsed.iter().map(held_bytes).sum();
                 if !backlog.reserve(bytes) || send_streams.send((parsed, bytes)).is_err() {
                     return;
                 }
@@ -198,7 +198,7 @@ fn write_database(
             load.write(batch, &spent)?;
         }
         // Every item is written: their indexes are built now, while the parsers go on with the
-        // history streams (up to `STREAM_BACKLOG_BYTES` ahead), instead of after the load with
+        // history streams (holding up to `STREAM_BACKLOG_BYTES` ahead), instead of after the load with
         // one core idle.
         for index in &item_indexes {
             tx.execute_batch(&index.sql)?;
@@ -343,6 +343,31 @@ fn secondary_indexes(conn: &Connection) -> rusqlite::Result<Vec<Deferred>> {
         .into_iter()
         .filter(|d| !LIVE_DURING_LOAD.contains(&d.name.as_str()))
         .collect())
+}
+
+/// Roughly the memory a parsed source holds until it is written and freed: its own size, its
+/// paths, and for a stream its event rows with their texts.
+fn held_bytes(p: &Projected) -> u64 {
+    let text = |t: &Option<String>| t.as_ref().map_or(0, String::len);
+    let events: usize = match &p.projection {
+        crate::project::Projection::History(stream) => stream
+            .events
+            .iter()
+            .map(|e| {
+                std::mem::size_of_val(e)
+                    + e.stream.len()
+                    + e.ts.len()
+                    + e.author.len()
+                    + e.op.len()
+                    + text(&e.agent_harness)
+                    + text(&e.agent_instance)
+                    + text(&e.message)
+            })
+            .sum(),
+        _ => 0,
+    };
+    let own = std::mem::size_of::<Projected>() + p.file.rel.len() + p.file.abs.as_os_str().len();
+    u64::try_from(own + events).unwrap_or(u64::MAX)
 }
 
 /// Takes the leading files of `kind` from `files` as the build's batches, in order.
@@ -501,6 +526,55 @@ mod tests {
         )?;
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect()
+    }
+
+    #[test]
+    fn a_waiting_stream_is_counted_with_its_events_and_their_texts() {
+        let stream = |events: Vec<crate::events::EventRow>| Projected {
+            file: SourceFile {
+                rel: "history/pm-a.jsonl".into(),
+                abs: PathBuf::from("/t/history/pm-a.jsonl"),
+                kind: SourceKind::History,
+                item: None,
+            },
+            sig: crate::source::Sig {
+                size: 10,
+                mtime_ns: 0,
+                ctime_ns: 0,
+                inode: 0,
+            },
+            content_hash: 0,
+            racy: false,
+            projection: crate::project::Projection::History(crate::events::StreamProjection {
+                stream: "pm-a".into(),
+                events,
+                projected_len: 10,
+                entry_count: 0,
+                prefix_hash: 0,
+                error: None,
+            }),
+        };
+        let event = |message: Option<&str>| crate::events::EventRow {
+            stream: "pm-a".into(),
+            position: 0,
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            author: "ann".into(),
+            op: "update".into(),
+            agent_harness: None,
+            agent_instance: None,
+            message: message.map(str::to_string),
+            patch_count: 1,
+            line_offset: 0,
+            line_len: 10,
+            entry_json: String::new(),
+        };
+        let empty = held_bytes(&stream(Vec::new()));
+        let one = held_bytes(&stream(vec![event(None)]));
+        let two = held_bytes(&stream(vec![event(None), event(None)]));
+        let long = held_bytes(&stream(vec![event(Some(&"m".repeat(1000)))]));
+        assert!(empty >= std::mem::size_of::<Projected>() as u64);
+        assert_eq!(two - one, one - empty);
+        assert_eq!(long - one, 1000);
     }
 
     #[test]
