@@ -6,6 +6,7 @@
 use crate::backlog::{Backlog, CloseOnDrop};
 use crate::digest::DigestTotals;
 use crate::folder_handles::FolderHandles;
+use crate::load::{Load, chunks, held_bytes};
 use crate::project::{ProjectContext, Projected, project};
 use crate::rows::{RowWriter, schema_fingerprint, set_meta};
 use crate::schema::{PROJECTION_VERSION, apply};
@@ -20,12 +21,12 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{SyncSender, sync_channel};
 
 /// Files parsed per batch: bounds memory while keeping both cores busy.
-const CHUNK: usize = 512;
+pub(crate) const CHUNK: usize = 512;
 /// Memory that parsed history streams waiting for the writer may hold (as estimated by
 /// [`held_bytes`]) while it builds the item indexes.
 const STREAM_BACKLOG_BYTES: u64 = 16 * 1024 * 1024;
 /// Chunks written between two background writebacks of the new file.
-const WRITEBACK_EVERY: usize = 64;
+pub(crate) const WRITEBACK_EVERY: usize = 64;
 /// Page size of a new database (bytes): larger pages mean fewer B-tree pages to allocate,
 /// balance and write during the bulk load, and fewer reads when the indexes are built.
 const BUILD_PAGE_SIZE: i64 = 16_384;
@@ -239,7 +240,7 @@ fn write_database(
 /// Writes the new database file's dirty pages to disk on a background thread while the build
 /// goes on (the disk is idle while the build is busy computing), so the final sync before the
 /// switch to the new generation finds little left to write. Dropping it waits for the thread.
-struct Writeback {
+pub(crate) struct Writeback {
     kick: Option<SyncSender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -268,7 +269,7 @@ impl Writeback {
     }
 
     /// Asks for a writeback of what has been written so far, unless one is already pending.
-    fn kick(&self) {
+    pub(crate) fn kick(&self) {
         if let Some(kick) = &self.kick {
             let _ = kick.try_send(());
         }
@@ -345,94 +346,8 @@ fn secondary_indexes(conn: &Connection) -> rusqlite::Result<Vec<Deferred>> {
         .collect())
 }
 
-/// Roughly the memory a parsed source holds until it is written and freed: its own size, its
-/// paths, and for a stream its event rows with their texts.
-fn held_bytes(p: &Projected) -> u64 {
-    let text = |t: &Option<String>| t.as_ref().map_or(0, String::len);
-    let events: usize = match &p.projection {
-        crate::project::Projection::History(stream) => stream
-            .events
-            .iter()
-            .map(|e| {
-                std::mem::size_of_val(e)
-                    + e.stream.len()
-                    + e.ts.len()
-                    + e.author.len()
-                    + e.op.len()
-                    + text(&e.agent_harness)
-                    + text(&e.agent_instance)
-                    + text(&e.message)
-            })
-            .sum(),
-        _ => 0,
-    };
-    let own = std::mem::size_of::<Projected>() + p.file.rel.len() + p.file.abs.as_os_str().len();
-    u64::try_from(own + events).unwrap_or(u64::MAX)
-}
-
-/// Takes the leading files of `kind` from `files` as the build's batches, in order.
-fn chunks<'f>(
-    files: &'f mut std::iter::Peekable<std::vec::IntoIter<SourceFile>>,
-    kind: SourceKind,
-) -> impl Iterator<Item = Vec<SourceFile>> + 'f {
-    std::iter::from_fn(move || {
-        let mut chunk = Vec::with_capacity(CHUNK);
-        while chunk.len() < CHUNK
-            && let Some(file) = files.next_if(|f| f.kind == kind)
-        {
-            chunk.push(file);
-        }
-        (!chunk.is_empty()).then_some(chunk)
-    })
-}
-
-/// The writer's side of the load: writes parsed batches in order, tallies them, and reports
-/// progress.
-struct Load<'a, 't> {
-    writer: RowWriter<'t>,
-    report: &'a mut BuildReport,
-    totals: &'a mut DigestTotals,
-    writeback: &'a Writeback,
-    progress: Option<ProgressFn<'a>>,
-    done: usize,
-    chunks: usize,
-    total: usize,
-}
-
-impl Load<'_, '_> {
-    /// Writes one batch, then hands it to `spent` to be freed.
-    fn write(
-        &mut self,
-        batch: Vec<Projected>,
-        spent: &std::sync::mpsc::Sender<Vec<Projected>>,
-    ) -> rusqlite::Result<()> {
-        for p in &batch {
-            self.report.tally(p);
-            let contribution = self.writer.write(p)?;
-            if !matches!(p.projection, crate::project::Projection::Vanished) {
-                self.totals.add(p.file.kind, contribution);
-            }
-        }
-        self.done += batch.len();
-        self.chunks += 1;
-        if self.chunks.is_multiple_of(WRITEBACK_EVERY) {
-            self.writeback.kick();
-        }
-        if let Some(report_progress) = self.progress {
-            report_progress(BuildProgress {
-                done: self.done,
-                total: self.total,
-            });
-        }
-        if let Err(unsent) = spent.send(batch) {
-            drop(unsent.0);
-        }
-        Ok(())
-    }
-}
-
 impl BuildReport {
-    fn tally(&mut self, p: &Projected) {
+    pub(crate) fn tally(&mut self, p: &Projected) {
         match &p.projection {
             crate::project::Projection::Item(_) => self.items += 1,
             crate::project::Projection::Unreadable(_) => self.unreadable_items += 1,
@@ -526,55 +441,6 @@ mod tests {
         )?;
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect()
-    }
-
-    #[test]
-    fn a_waiting_stream_is_counted_with_its_events_and_their_texts() {
-        let stream = |events: Vec<crate::events::EventRow>| Projected {
-            file: SourceFile {
-                rel: "history/pm-a.jsonl".into(),
-                abs: PathBuf::from("/t/history/pm-a.jsonl"),
-                kind: SourceKind::History,
-                item: None,
-            },
-            sig: crate::source::Sig {
-                size: 10,
-                mtime_ns: 0,
-                ctime_ns: 0,
-                inode: 0,
-            },
-            content_hash: 0,
-            racy: false,
-            projection: crate::project::Projection::History(crate::events::StreamProjection {
-                stream: "pm-a".into(),
-                events,
-                projected_len: 10,
-                entry_count: 0,
-                prefix_hash: 0,
-                error: None,
-            }),
-        };
-        let event = |message: Option<&str>| crate::events::EventRow {
-            stream: "pm-a".into(),
-            position: 0,
-            ts: "2026-01-01T00:00:00.000Z".into(),
-            author: "ann".into(),
-            op: "update".into(),
-            agent_harness: None,
-            agent_instance: None,
-            message: message.map(str::to_string),
-            patch_count: 1,
-            line_offset: 0,
-            line_len: 10,
-            entry_json: String::new(),
-        };
-        let empty = held_bytes(&stream(Vec::new()));
-        let one = held_bytes(&stream(vec![event(None)]));
-        let two = held_bytes(&stream(vec![event(None), event(None)]));
-        let long = held_bytes(&stream(vec![event(Some(&"m".repeat(1000)))]));
-        assert!(empty >= std::mem::size_of::<Projected>() as u64);
-        assert_eq!(two - one, one - empty);
-        assert_eq!(long - one, 1000);
     }
 
     #[test]

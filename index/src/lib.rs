@@ -22,6 +22,7 @@ pub mod gc;
 pub mod graph;
 pub mod indexer;
 pub mod integrity;
+mod load;
 pub mod maintenance;
 pub mod project;
 pub mod rank;
