@@ -177,7 +177,7 @@ fn write_database(
         scope.spawn(move || {
             // The item files come first, then the history streams.
             let mut files = files.into_iter().peekable();
-            for chunk in chunks(&mut files, SourceKind::Item) {
+            for chunk in chunks(&mut files, Some(SourceKind::Item)) {
                 let parsed: Vec<Projected> =
                     chunk.into_par_iter().map(|f| project(f, ctx)).collect();
                 if send_items.send(parsed).is_err() {
@@ -185,7 +185,8 @@ fn write_database(
                 }
             }
             drop(send_items);
-            for chunk in chunks(&mut files, SourceKind::History) {
+            // The rest: history streams (and any item file listed out of the usual order).
+            for chunk in chunks(&mut files, None) {
                 let parsed: Vec<Projected> =
                     chunk.into_par_iter().map(|f| project(f, ctx)).collect();
                 let bytes = parsed.iter().map(held_bytes).sum();

@@ -32,15 +32,16 @@ pub(crate) fn held_bytes(p: &Projected) -> u64 {
     u64::try_from(own + events).unwrap_or(u64::MAX)
 }
 
-/// Takes the leading files of `kind` from `files` as the build's batches, in order.
+/// Takes files from `files` as the build's batches, in order: only the leading files of `kind`
+/// when one is given, else all the rest.
 pub(crate) fn chunks<'f>(
     files: &'f mut std::iter::Peekable<std::vec::IntoIter<SourceFile>>,
-    kind: SourceKind,
+    kind: Option<SourceKind>,
 ) -> impl Iterator<Item = Vec<SourceFile>> + 'f {
     std::iter::from_fn(move || {
         let mut chunk = Vec::with_capacity(CHUNK);
         while chunk.len() < CHUNK
-            && let Some(file) = files.next_if(|f| f.kind == kind)
+            && let Some(file) = files.next_if(|f| kind.is_none_or(|k| f.kind == k))
         {
             chunk.push(file);
         }
@@ -97,6 +98,30 @@ impl Load<'_, '_> {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    #[test]
+    fn the_leading_items_then_every_other_file_are_taken_in_order() {
+        let file = |rel: &str, kind| SourceFile {
+            rel: rel.into(),
+            abs: PathBuf::from(rel),
+            kind,
+            item: None,
+        };
+        let mut listed = vec![file("tasks/a.toon", SourceKind::Item)];
+        listed.extend(
+            (0..CHUNK + 1).map(|i| file(&format!("history/{i}.jsonl"), SourceKind::History)),
+        );
+        // Out of the usual order: still written, in the second part.
+        listed.push(file("tasks/z.toon", SourceKind::Item));
+        let mut files = listed.into_iter().peekable();
+        let items: Vec<Vec<SourceFile>> = chunks(&mut files, Some(SourceKind::Item)).collect();
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0][0].rel, "tasks/a.toon");
+        let rest: Vec<Vec<SourceFile>> = chunks(&mut files, None).collect();
+        assert_eq!(rest.iter().map(Vec::len).collect::<Vec<_>>(), [CHUNK, 2]);
+        assert_eq!(rest[1][1].rel, "tasks/z.toon");
+        assert!(files.next().is_none());
+    }
 
     #[test]
     fn a_waiting_stream_is_counted_with_its_events_and_their_texts() {
