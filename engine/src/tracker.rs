@@ -12,6 +12,9 @@ use serde::Serialize;
 use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
+/// The folder, relative to the tracker root, that holds the history streams.
+pub const HISTORY_FOLDER: &str = "history";
+
 /// The nested tracker directory inside a workspace.
 pub const NESTED_TRACKER_DIR: &str = ".agents/pm";
 
@@ -128,7 +131,7 @@ impl Tracker {
 
     /// Returns `<root>/history`.
     pub fn history_dir(&self) -> PathBuf {
-        self.root.join("history")
+        self.root.join(HISTORY_FOLDER)
     }
 
     /// Returns `<root>/locks`.

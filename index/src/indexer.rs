@@ -13,7 +13,7 @@ use crate::schema::{PROJECTION_VERSION, apply};
 use crate::source::{SourceFile, SourceKind, enumerate};
 use crate::store::{APP_ID, IndexPaths, WriterLock, current_db, register_functions};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::tracker::Tracker;
+use pm_engine::tracker::{HISTORY_FOLDER, Tracker};
 use pm_engine::{Error, Result};
 use rayon::prelude::*;
 use rusqlite::Connection;
@@ -88,7 +88,7 @@ pub fn build(
     let total = sources.files.len();
     let folders = schema.types.folders().into_iter().map(|(folder, _)| folder);
     let ctx = ProjectContext::new(schema, fs_now - RACY_WINDOW_NS).with_folders(
-        FolderHandles::open(tracker.root(), folders.chain(["history"])),
+        FolderHandles::open(tracker.root(), folders.chain([HISTORY_FOLDER])),
     );
     let report = write_database(
         &db,
@@ -200,8 +200,8 @@ fn write_database(
             load.write(batch, &spent)?;
         }
         // Every item is written: their indexes are built now, while the parsers go on with the
-        // history streams (holding up to `STREAM_BACKLOG_BYTES` ahead), instead of after the load with
-        // one core idle.
+        // history streams (holding up to `STREAM_BACKLOG_BYTES` ahead), instead of after the
+        // load with one core idle.
         for index in &item_indexes {
             tx.execute_batch(&index.sql)?;
         }

@@ -439,7 +439,7 @@ impl<'a> Index<'a> {
     /// Scan failures listing `history/`.
     pub fn events(&self, query: &EventQuery) -> Result<EventPage> {
         let mut notices = Vec::new();
-        let history = self.tracker.root().join("history");
+        let history = self.tracker.history_dir();
         let answer = self.answer(SweepScope::History, &mut notices, |conn| {
             events::query_events(conn, query)
         });
@@ -468,7 +468,7 @@ impl<'a> Index<'a> {
     /// Scan failures listing `history/`.
     pub fn events_all(&self, query: &EventQuery, with_entries: bool) -> Result<EventPage> {
         let mut notices = Vec::new();
-        let history = self.tracker.root().join("history");
+        let history = self.tracker.history_dir();
         let fill = |page: &mut EventPage| {
             if with_entries {
                 events::fill_entry_lines(&mut page.events, &history)

@@ -414,7 +414,7 @@ pub fn scan_events(
     let (rows, notices) = scan_event_rows(tracker, schema)?;
     let mut page = page_from_rows(rows, query, notices);
     // The streams were read a moment ago; a line moved since is reported, not misread.
-    let history = tracker.root().join("history");
+    let history = tracker.history_dir();
     if let Err(e) = crate::events::fill_entry_lines(&mut page.events, &history) {
         page.notices.push(pm_engine::notice::Notice::new(
             "history_changed_during_read",

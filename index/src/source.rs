@@ -6,7 +6,7 @@ use crate::digest::Hasher64;
 use pm_engine::notice::Notice;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::relative_path;
-use pm_engine::tracker::{ItemFileRef, ItemFormat, Tracker};
+use pm_engine::tracker::{HISTORY_FOLDER, ItemFileRef, ItemFormat, Tracker};
 use pm_engine::{IoResultExt, Result};
 use rayon::prelude::*;
 use std::fs::Metadata;
@@ -182,7 +182,7 @@ pub fn enumerate(tracker: &Tracker, schema: &RuntimeSchema) -> Result<SourceSet>
         .collect_into_vec(&mut files);
     let history = tracker.history_dir();
     files.extend(streams.into_iter().map(|name| SourceFile {
-        rel: format!("history/{name}"),
+        rel: format!("{HISTORY_FOLDER}/{name}"),
         abs: history.join(&name),
         kind: SourceKind::History,
         item: None,
