@@ -18,7 +18,7 @@ static TEMP_SEQUENCE: AtomicU64 = AtomicU64::new(0);
 
 /// How many temp names to try before giving up (a name clash needs another writer to pick the
 /// same pid, sequence and 32 random bits).
-const TEMP_NAME_ATTEMPTS: usize = 8;
+pub(crate) const TEMP_NAME_ATTEMPTS: usize = 8;
 
 /// Replaces `path` with `bytes` atomically: readers see the old or the new content, never a mix.
 ///
@@ -165,20 +165,26 @@ pub fn is_temp_name(name: &str) -> bool {
         && hex.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// Returns a fresh temp name for a sibling of `base`: `.<base>.<pid>.<seq>.<8 hex>.tmp`, the
+/// form [`is_temp_name`] recognizes.
+pub(crate) fn temp_name(base: &str) -> String {
+    let pid = std::process::id();
+    let seq = TEMP_SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(seq);
+    hasher.write_u32(pid);
+    let random = hasher.finish() as u32;
+    format!(".{base}.{pid}.{seq}.{random:08x}.tmp")
+}
+
 fn create_temp_sibling(path: &Path, parent: &Path) -> Result<(PathBuf, File)> {
     let base = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".to_string());
-    let pid = std::process::id();
     let mut last_err = None;
     for _ in 0..TEMP_NAME_ATTEMPTS {
-        let seq = TEMP_SEQUENCE.fetch_add(1, Ordering::Relaxed);
-        let mut hasher = RandomState::new().build_hasher();
-        hasher.write_u64(seq);
-        hasher.write_u32(pid);
-        let random = hasher.finish() as u32;
-        let temp_path = parent.join(format!(".{base}.{pid}.{seq}.{random:08x}.tmp"));
+        let temp_path = parent.join(temp_name(&base));
         match OpenOptions::new()
             .write(true)
             .create_new(true)

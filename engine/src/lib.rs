@@ -10,6 +10,7 @@ pub mod bench_corpus;
 pub mod clock;
 pub mod collate;
 pub mod commit;
+pub mod confine;
 pub mod error;
 pub mod hash;
 pub mod history;

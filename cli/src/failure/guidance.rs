@@ -98,7 +98,9 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
                 "History is append-only and hash-chained; pm reads it line by line and stops at a bad line.",
             ),
             examples: &["git diff -- .agents/pm/history"],
-            next_steps: &["Restore the stream from git or remove a torn last line, then retry."],
+            next_steps: &[
+                "Restore the line from git or fix it by hand, then run pm history-repair <id>.",
+            ],
         },
         ErrorCode::DuplicateItemId => Guidance {
             title: "Duplicate item ID",
@@ -127,6 +129,40 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
             why: Some("pm refuses to follow links out of the tracker when it takes a lock."),
             examples: &[],
             next_steps: &["Delete the offending entry in locks/, then retry."],
+        },
+        ErrorCode::PathUnsafe => Guidance {
+            title: "Symlink inside the tracker",
+            required: "Replace the symlink with the real file or folder it should be.",
+            why: Some(
+                "pm never follows a link inside the tracker, so a cloned tracker cannot make it read or write files elsewhere.",
+            ),
+            examples: &["git log -- <path>", "pm validate"],
+            next_steps: &["Replace or remove the link named in the message, then retry."],
+        },
+        ErrorCode::LockLost => Guidance {
+            title: "Item lock taken over",
+            required: "Re-read the item and retry the command.",
+            why: Some(
+                "Another process took the item's lock while this one held it; writing anyway could lose its change, so nothing was written.",
+            ),
+            examples: &["pm get <id>"],
+            next_steps: &["Retry the command."],
+        },
+        ErrorCode::SettingsInvalid => Guidance {
+            title: "Invalid setting",
+            required: "Set the named key to a value in its legal domain, or remove it.",
+            why: Some("pm refuses to write with a setting it cannot honour."),
+            examples: &["pm health"],
+            next_steps: &[
+                "Fix the key in settings.json (or the environment variable), then retry.",
+            ],
+        },
+        ErrorCode::ItemTooLarge => Guidance {
+            title: "Item too large",
+            required: "Keep the item under limits.item_max_bytes, or raise the limit.",
+            why: Some("Very large item files make every read and write of the tracker slow."),
+            examples: &["pm files <id> --add <path>"],
+            next_steps: &["Move large content into a linked file, then retry."],
         },
         ErrorCode::Io => Guidance {
             title: "File system error",

@@ -26,6 +26,10 @@ impl Error {
             Error::LockHeld { .. } => ErrorCode::LockConflict,
             Error::LockStale { .. } => ErrorCode::LockStale,
             Error::LockPathUnsafe { .. } => ErrorCode::LockPathUnsafe,
+            Error::PathUnsafe { .. } => ErrorCode::PathUnsafe,
+            Error::LockLost { .. } => ErrorCode::LockLost,
+            Error::SettingsInvalid { .. } => ErrorCode::SettingsInvalid,
+            Error::ItemTooLarge { .. } => ErrorCode::ItemTooLarge,
             Error::Io { .. } => ErrorCode::Io,
             Error::Usage { kind, .. } => match kind {
                 UsageKind::UnknownOption => ErrorCode::UnknownOption,
@@ -114,12 +118,17 @@ impl Error {
             Error::ItemRoundTrip { .. } => Some(
                 "the item holds text the TOON codec cannot represent (e.g. a lone surrogate); edit the value and retry".into(),
             ),
-            Error::ConflictMarkers { path, .. } => Some(format!(
+            Error::ConflictMarkers { path, history: false, .. } => Some(format!(
                 "resolve the merge conflict in {} and commit the result",
                 path.display()
             )),
-            Error::HistoryInvalid { path, line, .. } => Some(format!(
-                "repair line {line} of {} (a torn last line can be removed); history is append-only otherwise",
+            Error::ConflictMarkers { path, history: true, .. } => Some(format!(
+                "resolve the merge conflict in {} by hand (keep the lines of both sides), then run `pm history-repair {}` to re-anchor the chain",
+                path.display(),
+                stream_id(path)
+            )),
+            Error::HistoryInvalid { path, line, id, .. } => Some(format!(
+                "fix or remove line {line} of {} by hand (e.g. restore it from git), then run `pm history-repair {id}` to re-anchor the chain",
                 path.display()
             )),
             Error::DuplicateId { paths, .. } => Some(format!(
@@ -137,6 +146,19 @@ impl Error {
             Error::LockPathUnsafe { .. } => {
                 Some("remove the symlink under locks/ and retry".into())
             }
+            Error::PathUnsafe { path, .. } => Some(format!(
+                "replace the symlink {} with the real file or folder (git keeps symlinks; check `git log -- <path>`), then retry; pm never follows links inside the tracker",
+                path.display()
+            )),
+            Error::LockLost { id, .. } => Some(format!(
+                "another process took the lock over; re-read the item (`pm get {id}`) and retry"
+            )),
+            Error::SettingsInvalid { key, origin, domain, .. } => Some(format!(
+                "set {key} to {domain} in {origin} (or remove it to use the default), then retry"
+            )),
+            Error::ItemTooLarge { id, limit, .. } => Some(format!(
+                "move large content out of {id} (link a file with `pm files {id} --add <path>`), or raise limits.item_max_bytes above {limit} in settings.json"
+            )),
             Error::Io { path, .. } => Some(format!(
                 "check that {} exists and is readable/writable",
                 path.display()
@@ -199,6 +221,13 @@ impl Error {
             detail: detail.into(),
         }
     }
+}
+
+/// Returns the item id of a history stream path (its file stem).
+fn stream_id(path: &std::path::Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "<id>".into())
 }
 
 /// Returns the one-line fix of a read-output refusal.

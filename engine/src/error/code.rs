@@ -93,6 +93,15 @@ pub enum ErrorCode {
     UnsupportedSearchMode,
     /// A pm-cli subcommand this pm does not implement (`graph communities`).
     UnsupportedSubcommand,
+    /// A tracker path is a symlink or passes through one (pm never follows links inside the
+    /// tracker).
+    PathUnsafe,
+    /// The item lock was taken over before the mutation wrote anything.
+    LockLost,
+    /// A settings value is outside its legal domain.
+    SettingsInvalid,
+    /// An item file is over `limits.item_max_bytes`.
+    ItemTooLarge,
 }
 
 impl ErrorCode {
@@ -141,6 +150,10 @@ impl ErrorCode {
         ErrorCode::ListSourceIncomplete,
         ErrorCode::UnsupportedSearchMode,
         ErrorCode::UnsupportedSubcommand,
+        ErrorCode::PathUnsafe,
+        ErrorCode::LockLost,
+        ErrorCode::SettingsInvalid,
+        ErrorCode::ItemTooLarge,
     ];
 
     /// Returns the snake_case code string.
@@ -193,6 +206,10 @@ impl ErrorCode {
             ErrorCode::ListSourceIncomplete => "list_source_incomplete",
             ErrorCode::UnsupportedSearchMode => "unsupported_search_mode",
             ErrorCode::UnsupportedSubcommand => "unsupported_subcommand",
+            ErrorCode::PathUnsafe => "path_unsafe",
+            ErrorCode::LockLost => "lock_lost",
+            ErrorCode::SettingsInvalid => "settings_invalid",
+            ErrorCode::ItemTooLarge => "item_too_large",
         }
     }
 
@@ -235,7 +252,11 @@ impl ErrorCode {
             | ErrorCode::OwnershipConflict => ErrorFamily::Conflict,
             ErrorCode::DependencyTargetUnresolved => ErrorFamily::NotFound,
             ErrorCode::MutationTorn => ErrorFamily::Io,
-            ErrorCode::LockConflict | ErrorCode::LockStale => ErrorFamily::LockHeld,
+            ErrorCode::LockConflict | ErrorCode::LockStale | ErrorCode::LockLost => {
+                ErrorFamily::LockHeld
+            }
+            ErrorCode::PathUnsafe => ErrorFamily::Conflict,
+            ErrorCode::SettingsInvalid | ErrorCode::ItemTooLarge => ErrorFamily::InvalidArgument,
             ErrorCode::LockPathUnsafe => ErrorFamily::InvalidArgument,
             ErrorCode::Io => ErrorFamily::Io,
             ErrorCode::IndexUnavailable => ErrorFamily::IndexUnavailable,

@@ -156,6 +156,58 @@ pub enum Error {
         reason: String,
     },
 
+    /// A tracker path is a symlink, passes through one, or is not the kind of file pm expects
+    /// there; pm never follows links inside the tracker, for reads or writes.
+    #[error("unsafe tracker path {}: {reason}", path.display())]
+    PathUnsafe {
+        /// The refused path.
+        path: PathBuf,
+        /// Why it was refused.
+        reason: String,
+    },
+
+    /// The item lock was taken over (or removed) while this mutation held it; nothing of the
+    /// mutation was written.
+    #[error(
+        "lost the lock {} of {id} before writing ({detail}); nothing was written",
+        lock_path.display()
+    )]
+    LockLost {
+        /// The item id.
+        id: String,
+        /// The lock file.
+        lock_path: PathBuf,
+        /// What the lock file held instead.
+        detail: String,
+    },
+
+    /// A settings value (settings.json key or its environment override) is outside its legal
+    /// domain.
+    #[error("settings {key} = {value} is invalid: expected {domain}")]
+    SettingsInvalid {
+        /// The key (`locks.ttl_seconds`) or variable (`PM_LOCK_WAIT_MS`).
+        key: String,
+        /// The value found, as written.
+        value: String,
+        /// The legal domain (`an integer from 1 to 2592000`).
+        domain: String,
+        /// The file or variable that holds it.
+        origin: String,
+    },
+
+    /// An item file is larger than the tracker allows (`limits.item_max_bytes`).
+    #[error("item {id} would be {size} bytes, over the {limit}-byte limit")]
+    ItemTooLarge {
+        /// The item id.
+        id: String,
+        /// The file that is (or would be) too large.
+        path: PathBuf,
+        /// Its size in bytes.
+        size: u64,
+        /// The limit in bytes.
+        limit: u64,
+    },
+
     /// An I/O operation failed.
     #[error("{}: {source}", path.display())]
     Io {
