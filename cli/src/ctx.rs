@@ -7,7 +7,9 @@ use std::io;
 use std::path::PathBuf;
 
 use pm_engine::clock::Clock;
-use pm_engine::settings::{OutputFormat, Settings, SettingsEnv, parse_lock_wait_ms};
+use pm_engine::settings::{
+    LOCK_WAIT_MS_MAX, OutputFormat, Settings, SettingsEnv, parse_lock_wait_ms,
+};
 use pm_engine::timestamp::parse_timestamp;
 use pm_engine::tracker::Tracker;
 use pm_engine::{Error, IoResultExt, Result};
@@ -117,8 +119,11 @@ pub struct Ctx {
     pub no_index: bool,
     /// `PM_INDEX_FRESHNESS`: how reads decide the index is fresh.
     pub index_freshness: Freshness,
-    /// `PM_LOCK_WAIT_MS`, when set to a whole number (pm ignores other values).
+    /// `PM_LOCK_WAIT_MS`, when set to a whole number of at most 600,000.
     pub lock_wait_ms: Option<u64>,
+    /// `PM_LOCK_WAIT_MS` as given when it is set but not such a number (mutations refuse it
+    /// with `settings_invalid`; pm ignores it silently).
+    pub lock_wait_ms_invalid: Option<String>,
     /// `PM_GLOBAL_PATH`, else `$HOME/.pm-cli`.
     pub global_path: Option<PathBuf>,
     /// `HOME`.
@@ -149,6 +154,7 @@ impl Ctx {
     pub fn settings_env(&self) -> SettingsEnv {
         SettingsEnv {
             lock_wait_ms: self.lock_wait_ms,
+            lock_wait_ms_invalid: self.lock_wait_ms_invalid.clone(),
         }
     }
 
@@ -192,7 +198,7 @@ impl Ctx {
         let author_from_flag = flag_author.is_some();
         let env_author = non_empty(env.pm_author.as_deref());
         let author = flag_author.or_else(|| env_author.clone());
-        let lock_wait_ms = env.pm_lock_wait_ms.as_deref().and_then(parse_lock_wait_ms);
+        let (lock_wait_ms, lock_wait_ms_invalid) = lock_wait_from(env.pm_lock_wait_ms.as_deref());
         let index_freshness = freshness_from(env.pm_index_freshness.as_deref())?;
         let settings_default = if global.output_format.is_none() && !global.json {
             settings_format(&cwd, explicit_path.as_deref())
@@ -218,6 +224,7 @@ impl Ctx {
             no_index: global.no_index || env.pm_no_index.as_deref().is_some_and(is_truthy),
             index_freshness,
             lock_wait_ms,
+            lock_wait_ms_invalid,
             global_path,
             home,
             no_color: env.no_color.is_some_and(|v| !v.is_empty()),
@@ -295,6 +302,17 @@ fn clock_from(pm_clock: Option<&str>, seeded: bool, tick: Option<&str>) -> Resul
 }
 
 /// Parses `PM_INDEX_FRESHNESS` (unset or empty: full).
+/// Splits `PM_LOCK_WAIT_MS` into a usable budget or the invalid text (blank counts as unset).
+fn lock_wait_from(raw: Option<&str>) -> (Option<u64>, Option<String>) {
+    let Some(raw) = non_empty(raw) else {
+        return (None, None);
+    };
+    match parse_lock_wait_ms(&raw).filter(|ms| *ms <= LOCK_WAIT_MS_MAX) {
+        Some(ms) => (Some(ms), None),
+        None => (None, Some(raw)),
+    }
+}
+
 fn freshness_from(raw: Option<&str>) -> Result<Freshness> {
     let Some(raw) = non_empty(raw) else {
         return Ok(Freshness::Full);

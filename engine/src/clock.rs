@@ -63,6 +63,16 @@ impl Clock {
     }
 }
 
+/// Returns how many milliseconds ago `modified` (a file time) was on the system clock; negative
+/// when it lies in the future. File times are real time, so their age is measured against the
+/// system clock even when the command runs on pm's reproducible clock.
+pub fn file_age_ms(modified: SystemTime) -> i64 {
+    match SystemTime::now().duration_since(modified) {
+        Ok(age) => i64::try_from(age.as_millis()).unwrap_or(i64::MAX),
+        Err(ahead) => -i64::try_from(ahead.duration().as_millis()).unwrap_or(i64::MAX),
+    }
+}
+
 /// Formats epoch milliseconds as JavaScript's `Date.prototype.toISOString()` does.
 pub fn format_iso_ms(ms: EpochMs) -> String {
     let days = ms.div_euclid(86_400_000);

@@ -5,8 +5,7 @@
 
 use crate::store::{IndexPaths, WriterLock};
 use pm_engine::clock::EpochMs;
-use pm_engine::lock::{LockRead, read_lock_info};
-use pm_engine::timestamp::parse_timestamp;
+use pm_engine::lock::{LockFile, LockRead, Verdict, assess, read_lock_info};
 use pm_engine::tracker::Tracker;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -168,17 +167,23 @@ pub fn gc(
                         continue;
                     }
                     report.scanned += 1;
-                    let expired = match read_lock_info(&path) {
-                        LockRead::Held(info) => {
-                            parse_timestamp(&info.created_at).is_some_and(|c| {
-                                now_ms.saturating_sub(c)
-                                    > i64::try_from(info.ttl_seconds)
-                                        .unwrap_or(i64::MAX)
-                                        .saturating_mul(1000)
-                            })
-                        }
-                        LockRead::Missing | LockRead::Malformed(_) => false,
+                    // A lock past its own ttl goes, unless its owner is provably alive (or may
+                    // be: a pm-cli lock whose pid still runs here); a gone owner's lock goes at
+                    // once.
+                    let read = read_lock_info(&path);
+                    let own_ttl = match &read {
+                        LockRead::Held(info) => Some(info.ttl_seconds),
+                        LockRead::Missing | LockRead::Malformed(_) => None,
                     };
+                    let file = LockFile {
+                        read,
+                        file_age_ms: None,
+                    };
+                    let expired = own_ttl.is_some_and(|ttl| {
+                        assess(&file, ttl, now_ms).is_some_and(|a| {
+                            matches!(a.verdict, Verdict::OwnerGone | Verdict::Expired)
+                        })
+                    });
                     if expired {
                         remove(root, &path, dry_run, &mut report)?;
                         report.scanned -= 1;

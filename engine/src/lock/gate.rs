@@ -1,109 +1,129 @@
 //! The stale-cleanup gate of a lock: a `<lock>.stale-cleanup/` directory with `owner.json`
 //! (`{pid, token}`); whoever creates it may remove the stale lock. Abandoned gates are broken.
 
-use super::STALE_GATE_SUFFIX;
-use crate::clock::Clock;
-use serde_json::{Value, json};
 use std::collections::hash_map::RandomState;
-use std::fs;
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hasher};
-use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
+
+use serde_json::{Value, json};
+
+use super::STALE_GATE_SUFFIX;
+use super::owner::{OwnerState, owner_state};
+use crate::clock::file_age_ms;
+use crate::confine::{Dir, EntryKind};
 
 const GATE_OWNER_FILE: &str = "owner.json";
-/// A gate older than this may be broken when its owner is dead.
+/// A gate older than this may be broken when its owner is gone.
 const GATE_STALE_MS: i64 = 10_000;
 /// A gate older than this may be broken even when its owner pid is alive (pid reuse).
 const GATE_MAX_ACTIVE_MS: i64 = 5 * 60_000;
 
 /// The `<lock>.stale-cleanup/` gate: whoever creates the directory may remove the stale lock.
-pub(super) struct Gate {
-    dir: PathBuf,
+pub(super) struct Gate<'d> {
+    locks: &'d Dir,
+    name: OsString,
     token: String,
 }
 
-impl Gate {
-    pub(super) fn acquire(lock_path: &Path, clock: &Clock) -> Option<Gate> {
-        let mut dir = lock_path.as_os_str().to_owned();
-        dir.push(STALE_GATE_SUFFIX);
-        let dir = PathBuf::from(dir);
-        if let Some(gate) = Gate::try_create(&dir) {
+/// Returns the gate directory's name for the lock file `lock_name`.
+pub(super) fn gate_name(lock_name: &OsStr) -> OsString {
+    let mut name = lock_name.to_os_string();
+    name.push(STALE_GATE_SUFFIX);
+    name
+}
+
+impl<'d> Gate<'d> {
+    pub(super) fn acquire(locks: &'d Dir, lock_name: &OsStr) -> Option<Gate<'d>> {
+        let name = gate_name(lock_name);
+        if let Some(gate) = Gate::try_create(locks, &name) {
             return Some(gate);
         }
-        if !Gate::break_if_expired(&dir, clock) {
+        if !break_if_expired(locks, &name) {
             return None;
         }
-        Gate::try_create(&dir)
+        Gate::try_create(locks, &name)
     }
 
-    fn try_create(dir: &Path) -> Option<Gate> {
-        fs::create_dir(dir).ok()?;
+    fn try_create(locks: &'d Dir, name: &OsStr) -> Option<Gate<'d>> {
+        locks.make_dir(name).ok()?;
         let token = random_hex();
         let body = format!(
             "{}\n",
             crate::json::to_compact(&json!({"pid": std::process::id(), "token": token}))
         );
-        if crate::atomic::write(&dir.join(GATE_OWNER_FILE), body.as_bytes()).is_err() {
-            let _ = fs::remove_dir_all(dir);
+        let written = locks
+            .subdir(name, false)
+            .ok()
+            .flatten()
+            .map(|dir| dir.write_atomic(OsStr::new(GATE_OWNER_FILE), body.as_bytes()));
+        if !matches!(written, Some(Ok(()))) {
+            remove_gate(locks, name);
             return None;
         }
         Some(Gate {
-            dir: dir.to_path_buf(),
+            locks,
+            name: name.to_os_string(),
             token,
         })
     }
-
-    /// Removes an abandoned gate: older than 10 s with a dead (or unknown) owner, or older
-    /// than 5 min regardless. Returns true when the gate is gone.
-    fn break_if_expired(dir: &Path, clock: &Clock) -> bool {
-        let modified = match fs::metadata(dir).and_then(|m| m.modified()) {
-            Ok(modified) => modified,
-            Err(err) => return err.kind() == ErrorKind::NotFound,
-        };
-        let mtime_ms = modified
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
-        let age_ms = clock.now_ms().saturating_sub(mtime_ms);
-        if age_ms <= GATE_STALE_MS {
-            return false;
-        }
-        if let Some((pid, _)) = read_gate_owner(dir)
-            && process_alive(pid)
-            && age_ms <= GATE_MAX_ACTIVE_MS
-        {
-            return false;
-        }
-        fs::remove_dir_all(dir).is_ok()
-    }
 }
 
-impl Drop for Gate {
+impl Drop for Gate<'_> {
     fn drop(&mut self) {
-        if read_gate_owner(&self.dir).is_some_and(|(_, token)| token == self.token) {
-            let _ = fs::remove_dir_all(&self.dir);
+        if read_gate_owner(self.locks, &self.name).is_some_and(|(_, token)| token == self.token) {
+            remove_gate(self.locks, &self.name);
         }
     }
 }
 
-fn read_gate_owner(dir: &Path) -> Option<(u32, String)> {
-    let text = fs::read_to_string(dir.join(GATE_OWNER_FILE)).ok()?;
-    let value: Value = serde_json::from_str(&text).ok()?;
+/// Removes an abandoned gate: older than 10 s with a gone (or unknown) owner, or older than
+/// 5 min regardless. Returns true when the gate is gone. Ages are real file ages.
+fn break_if_expired(locks: &Dir, name: &OsStr) -> bool {
+    match locks.kind(name) {
+        Ok(EntryKind::Missing) => return true,
+        Ok(EntryKind::Directory) => {}
+        _ => return false,
+    }
+    let Some(age_ms) = gate_age_ms(locks, name) else {
+        return false;
+    };
+    if age_ms <= GATE_STALE_MS {
+        return false;
+    }
+    if let Some((pid, _)) = read_gate_owner(locks, name)
+        && owner_state(None, pid, None) == OwnerState::PidRunning
+        && age_ms <= GATE_MAX_ACTIVE_MS
+    {
+        return false;
+    }
+    remove_gate(locks, name);
+    matches!(locks.kind(name), Ok(EntryKind::Missing))
+}
+
+fn gate_age_ms(locks: &Dir, name: &OsStr) -> Option<i64> {
+    let dir = locks.subdir(name, false).ok()??;
+    Some(file_age_ms(dir.metadata().ok()?.modified().ok()?))
+}
+
+/// Removes the gate directory and its owner file (nothing else is ever inside).
+pub(super) fn remove_gate(locks: &Dir, name: &OsStr) {
+    if let Ok(Some(dir)) = locks.subdir(name, false) {
+        if let Ok(names) = dir.names() {
+            for entry in names {
+                let _ = dir.remove(&entry);
+            }
+        }
+        let _ = locks.remove_dir(name);
+    }
+}
+
+fn read_gate_owner(locks: &Dir, name: &OsStr) -> Option<(u32, String)> {
+    let dir = locks.subdir(name, false).ok()??;
+    let bytes = dir.read(OsStr::new(GATE_OWNER_FILE)).ok()??;
+    let value: Value = serde_json::from_slice(&bytes).ok()?;
     let pid = value.get("pid")?.as_u64().filter(|p| *p > 0)?;
     let token = value.get("token")?.as_str().filter(|t| !t.is_empty())?;
     Some((u32::try_from(pid).ok()?, token.to_string()))
-}
-
-/// Returns whether a process exists: `/proc/<pid>` on Linux; elsewhere every pid counts as
-/// alive, so gates are only broken after the 5-minute bound.
-fn process_alive(pid: u32) -> bool {
-    let proc_root = Path::new("/proc");
-    if proc_root.join("self").exists() {
-        proc_root.join(pid.to_string()).exists()
-    } else {
-        true
-    }
 }
 
 pub(super) fn random_u64() -> u64 {
@@ -112,6 +132,7 @@ pub(super) fn random_u64() -> u64 {
     hasher.finish()
 }
 
-fn random_hex() -> String {
+/// Returns 32 random hex digits.
+pub(super) fn random_hex() -> String {
     format!("{:016x}{:016x}", random_u64(), random_u64())
 }

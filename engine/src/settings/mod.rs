@@ -32,7 +32,19 @@ pub const SETTINGS_FILE: &str = "settings.json";
 pub struct SettingsEnv {
     /// `PM_LOCK_WAIT_MS`, already parsed with [`parse_lock_wait_ms`]; replaces `locks.wait_ms`.
     pub lock_wait_ms: Option<u64>,
+    /// `PM_LOCK_WAIT_MS` as given when it is not a whole number within [`LOCK_WAIT_MS_MAX`];
+    /// mutations refuse it (`settings_invalid`), reads ignore it.
+    pub lock_wait_ms_invalid: Option<String>,
 }
+
+/// The legal `locks.ttl_seconds`: 1 s to 30 days.
+pub const LOCK_TTL_SECONDS_RANGE: std::ops::RangeInclusive<u64> = 1..=2_592_000;
+/// The longest lock wait (`locks.wait_ms`, `PM_LOCK_WAIT_MS`): 10 minutes.
+pub const LOCK_WAIT_MS_MAX: u64 = 600_000;
+/// The default largest item file (`limits.item_max_bytes`): 8 MiB.
+pub const ITEM_MAX_BYTES_DEFAULT: u64 = 8 * 1024 * 1024;
+/// The legal `limits.item_max_bytes`: 4 KiB to 1 GiB.
+pub const ITEM_MAX_BYTES_RANGE: std::ops::RangeInclusive<u64> = 4096..=1_073_741_824;
 
 /// Parses `PM_LOCK_WAIT_MS` as pm does: trimmed, all ASCII digits, a safe integer.
 pub fn parse_lock_wait_ms(raw: &str) -> Option<u64> {
@@ -85,6 +97,7 @@ pub struct Settings {
     source: Option<Map<String, Value>>,
     governance: Governance,
     lock_wait_override: Option<u64>,
+    lock_wait_invalid: Option<String>,
 }
 
 impl Settings {
@@ -175,11 +188,13 @@ impl Settings {
             source,
             governance,
             lock_wait_override: None,
+            lock_wait_invalid: None,
         }
     }
 
     fn with_env(mut self, env: &SettingsEnv) -> Settings {
         self.lock_wait_override = env.lock_wait_ms;
+        self.lock_wait_invalid = env.lock_wait_ms_invalid.clone();
         if let (Some(ms), Some(Value::Object(locks))) =
             (env.lock_wait_ms, self.effective.get_mut("locks"))
         {
@@ -247,6 +262,71 @@ impl Settings {
     pub fn lock_wait_ms(&self) -> u64 {
         self.lock_wait_override
             .unwrap_or_else(|| self.u64_at(&["locks", "wait_ms"], 3000))
+    }
+
+    /// Returns `locks.ttl_seconds`, refusing a value outside [`LOCK_TTL_SECONDS_RANGE`] (a ttl of
+    /// 0 or less would make every held lock look stale).
+    ///
+    /// # Errors
+    /// `settings_invalid` naming the key, the value and the legal domain.
+    pub fn checked_lock_ttl_seconds(&self) -> Result<u64> {
+        self.checked_int(&["locks", "ttl_seconds"], 1800, LOCK_TTL_SECONDS_RANGE)
+    }
+
+    /// Returns the lock wait budget (`PM_LOCK_WAIT_MS`, else `locks.wait_ms`), refusing a value
+    /// above [`LOCK_WAIT_MS_MAX`] or an unparseable `PM_LOCK_WAIT_MS`.
+    ///
+    /// # Errors
+    /// `settings_invalid` naming the key or variable, the value and the legal domain.
+    pub fn checked_lock_wait_ms(&self) -> Result<u64> {
+        let domain = format!("a whole number of milliseconds from 0 to {LOCK_WAIT_MS_MAX}");
+        if let Some(raw) = &self.lock_wait_invalid {
+            return Err(Error::SettingsInvalid {
+                key: "PM_LOCK_WAIT_MS".into(),
+                value: crate::json::to_compact(&Value::from(raw.clone())),
+                domain,
+                origin: "the environment".into(),
+            });
+        }
+        if let Some(ms) = self.lock_wait_override {
+            return Ok(ms);
+        }
+        self.checked_int(&["locks", "wait_ms"], 3000, 0..=LOCK_WAIT_MS_MAX)
+    }
+
+    /// Returns `limits.item_max_bytes` (default [`ITEM_MAX_BYTES_DEFAULT`]), refusing a value
+    /// outside [`ITEM_MAX_BYTES_RANGE`].
+    ///
+    /// # Errors
+    /// `settings_invalid` naming the key, the value and the legal domain.
+    pub fn checked_item_max_bytes(&self) -> Result<u64> {
+        self.checked_int(
+            &["limits", "item_max_bytes"],
+            ITEM_MAX_BYTES_DEFAULT,
+            ITEM_MAX_BYTES_RANGE,
+        )
+    }
+
+    fn checked_int(
+        &self,
+        path: &[&str],
+        default: u64,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> Result<u64> {
+        let Some(value) = self.get(path) else {
+            return Ok(default);
+        };
+        let found = value
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+            .map(|f| f as u64)
+            .filter(|v| range.contains(v));
+        found.ok_or_else(|| Error::SettingsInvalid {
+            key: path.join("."),
+            value: crate::json::to_compact(value),
+            domain: format!("an integer from {} to {}", range.start(), range.end()),
+            origin: SETTINGS_FILE.into(),
+        })
     }
 
     /// Returns `output.default_format`.
@@ -394,6 +474,7 @@ impl Settings {
         cursor.insert((*last).to_string(), value.clone());
         let env = SettingsEnv {
             lock_wait_ms: self.lock_wait_override,
+            lock_wait_ms_invalid: self.lock_wait_invalid.clone(),
         };
         let (updated, _) = Settings::from_document(&Value::Object(doc), &env)
             .ok_or_else(|| invalid("settings.json would fail validation"))?;
@@ -503,6 +584,7 @@ mod tests {
     fn sparse_file_merges_over_defaults() {
         let env = SettingsEnv {
             lock_wait_ms: Some(0),
+            ..SettingsEnv::default()
         };
         let (s, notices) = Settings::from_document(&sparse_doc(), &env).expect("valid");
         assert!(notices.is_empty());

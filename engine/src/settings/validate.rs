@@ -265,6 +265,7 @@ fn settings_shape() -> Shape {
             ]),
         ),
         opt("checkpoints", obj(vec![opt("retention_days", pos_int())])),
+        opt("limits", obj(vec![opt("item_max_bytes", pos_int())])),
         req(
             "output",
             obj(vec![req("default_format", Lit(&["toon", "json"]))]),

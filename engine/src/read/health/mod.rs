@@ -24,7 +24,7 @@ use crate::clock::EpochMs;
 use crate::error::Result;
 use crate::history::WORKSPACE_STREAM_ID;
 use crate::history::verify::StreamStatus;
-use crate::lock::{LockRead, is_stale, read_lock_info};
+use crate::lock::{LockFile, LockRead, assess, read_lock_info};
 
 /// Id lists in storage details keep at most this many entries (`truncated` says when cut).
 pub const ID_LIST_LIMIT: usize = 100;
@@ -297,7 +297,11 @@ fn locks(view: &TrackerView, now_ms: EpochMs) -> (Value, Vec<HealthFinding>) {
             LockRead::Malformed(_) => unparseable += 1,
             LockRead::Held(_) => {}
         }
-        if is_stale(&read, ttl, now_ms) {
+        let file = LockFile {
+            read,
+            file_age_ms: None,
+        };
+        if assess(&file, ttl, now_ms).is_some_and(|a| a.expired) {
             stale += 1;
             findings.push(HealthFinding::new(
                 "locks",
