@@ -98,6 +98,31 @@ pub fn is_valid_id(s: &str) -> bool {
     }
 }
 
+/// The most a file name of pm's adds to an item id: the temp sibling of its history stream,
+/// `.<id>.jsonl.<pid, ≤ 10 digits>.<sequence, ≤ 20 digits>.<8 hex>.tmp` (item files, lock files
+/// and their temp names add less).
+const LONGEST_NAME_OVERHEAD: usize = 1 + ".jsonl".len() + 1 + 10 + 1 + 20 + 1 + 8 + ".tmp".len();
+/// The longest id pm accepts: every file name it creates for the id stays within the 255 bytes
+/// file systems allow for one name.
+pub const MAX_ID_LEN: usize = 255 - LONGEST_NAME_OVERHEAD;
+
+/// Refuses an id longer than [`MAX_ID_LEN`] (pm would fail later with "File name too long").
+///
+/// # Errors
+/// `Error::InvalidId` naming the limit.
+pub fn check_id_length(id: &str) -> Result<()> {
+    if id.len() <= MAX_ID_LEN {
+        return Ok(());
+    }
+    Err(Error::InvalidId {
+        input: id.to_string(),
+        reason: format!(
+            "the id has {} characters; ids may have at most {MAX_ID_LEN} (the longest file name pm writes for an id must fit in 255 bytes)",
+            id.len()
+        ),
+    })
+}
+
 /// Validates an explicit `--id` value and returns the canonical id (prefix added when missing).
 ///
 /// # Errors
@@ -123,6 +148,7 @@ pub fn validate_explicit_id(raw: &str, prefix: &str) -> Result<ItemId> {
             "ids use lowercase letters, digits and inner hyphens only (^[a-z0-9]([a-z0-9-]*[a-z0-9])?$)",
         ));
     }
+    check_id_length(id)?;
     Ok(ItemId(id.clone()))
 }
 

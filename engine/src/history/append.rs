@@ -1,10 +1,42 @@
-//! Appending one entry to a history stream: a single `write_all` of the line plus `\n` in
-//! append mode, then fsync. Streams are never rewritten here.
+//! Appending to a history stream: a single `write_all` of the lines (each plus `\n`) in append
+//! mode, then fsync. Streams are never rewritten here; the only cut is the removal of a torn
+//! last line (an append that a crash interrupted), which readers skip anyway.
 
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::entry::HistoryEntry;
-use crate::error::Result;
+use crate::confine::Root;
+use crate::error::{Error, IoResultExt, Result};
+
+/// Appends `lines` to the stream `path` of the tracker at `root` in one `write_all`, following
+/// no symlink; when `cut_at` is given the stream is first cut to that length (the start of a
+/// torn last line). Creates the stream (and `history/`) when missing.
+///
+/// # Errors
+/// `Error::PathUnsafe` for a symlinked `history/` or stream; `Error::Io` naming `path`.
+pub fn append_lines(root: &Root, path: &Path, lines: &[String], cut_at: Option<u64>) -> Result<()> {
+    let (dir, name) = root
+        .parent_of(path, true)?
+        .ok_or_else(|| Error::internal(format!("no folder for {}", path.display())))?;
+    let mut buf = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for line in lines {
+        buf.push_str(line);
+        buf.push('\n');
+    }
+    if let Some(len) = cut_at
+        && let Some(mut file) = dir.open_rw(name)?
+    {
+        file.set_len(len).at(path)?;
+        file.seek(SeekFrom::End(0)).at(path)?;
+        file.write_all(buf.as_bytes()).at(path)?;
+        return file.sync_data().at(path);
+    }
+    if buf.is_empty() {
+        return Ok(());
+    }
+    dir.append(name, buf.as_bytes())
+}
 
 /// Appends `entry` to the stream at `path` as one compact JSON line.
 ///

@@ -1,6 +1,7 @@
 //! History streams (`history/<id>.jsonl`): the entry model, reading, RFC 6902 patches and
 //! their generation, appending, hash-chain replay and verification, and the workspace stream.
 
+pub mod anchor;
 pub mod append;
 pub mod diff;
 pub mod entry;

@@ -119,10 +119,27 @@ pub fn replay_until(
     replay_prefix(&entries[..count])
 }
 
+/// Applies `entries` strictly; a patch that fails inside a break a re-anchor marker of the
+/// prefix acknowledges resumes at that marker (which sets the whole document).
 fn replay_prefix(entries: &[HistoryEntry]) -> Result<ReplayedState, ReplayError> {
+    let anchors = super::anchor::anchors(entries);
     let mut state = State::empty();
+    let mut resume_at: Option<usize> = None;
     for (index, entry) in entries.iter().enumerate() {
-        state.apply(index + 1, entry).map_err(ReplayError::Patch)?;
+        let number = index + 1;
+        if resume_at.is_some_and(|marker| number < marker) {
+            continue;
+        }
+        resume_at = None;
+        if let Err(issue) = state.apply(number, entry) {
+            match super::anchor::covering(&anchors, number) {
+                Some(anchor) if number < anchor.marker => {
+                    state = State::empty();
+                    resume_at = Some(anchor.marker);
+                }
+                _ => return Err(ReplayError::Patch(issue)),
+            }
+        }
     }
     Ok(ReplayedState {
         doc: state.into_doc(),

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::anchor;
 use super::entry::HistoryEntry;
 use super::replay_state::{HashCache, State};
 use crate::hash::{HashEpoch, item_hash};
@@ -79,6 +80,8 @@ pub struct ChainReport {
     pub epoch: HashEpoch,
     /// Every failure, in entry order; empty when the chain verifies.
     pub issues: Vec<ChainIssue>,
+    /// Failures a later re-anchor marker acknowledges (they do not fail the chain).
+    pub acknowledged: Vec<ChainIssue>,
 }
 
 impl ChainReport {
@@ -157,12 +160,21 @@ fn replay_chain(mut entries: impl ChainEntries) -> ChainReport {
     let mut state = State::empty();
     let mut cache = HashCache::default();
     let mut issues = Vec::new();
+    let mut acknowledged = Vec::new();
     let mut inherited: Option<HashEpoch> = None;
     let mut last_epoch = HashEpoch::V1;
     let mut applied = 0;
     let count = entries.count();
+    let anchors = anchor::anchors((0..count).map(|i| entries.entry(i)));
+    // After a failed patch inside an acknowledged break, replay resumes at the marker.
+    let mut resume_at: Option<usize> = None;
     for index in 0..count {
         let number = index + 1;
+        if resume_at.is_some_and(|marker| number < marker) {
+            continue;
+        }
+        resume_at = None;
+        let anchor = anchor::covering(&anchors, number);
         let entry = entries.entry(index);
         if let Some(version) = entry.item_hash_version {
             inherited = Some(epoch_of(version));
@@ -183,20 +195,43 @@ fn replay_chain(mut entries: impl ChainEntries) -> ChainReport {
         // The state after the last entry is hashed here only: caching its pieces is waste.
         state.rehashed = number < count;
         if let Err(issue) = entries.apply(index, &mut state) {
-            issues.push(issue);
-            break;
+            match anchor {
+                Some(a) if number < a.marker => {
+                    acknowledged.push(issue);
+                    state = State::empty();
+                    cache = HashCache::default();
+                    resume_at = Some(a.marker);
+                    continue;
+                }
+                _ => {
+                    issues.push(issue);
+                    break;
+                }
+            }
         }
         applied = number;
         match check.verify(&mut state, &mut cache, entries.entry(index)) {
             Ok(epoch) => last_epoch = epoch,
             Err(found) => {
-                issues.extend(found.into_iter().map(|(kind, expected, found)| ChainIssue {
-                    entry: number,
-                    kind,
-                    expected: Some(expected),
-                    found: Some(found),
-                    detail: None,
-                }))
+                for (kind, expected, found) in found {
+                    let issue = ChainIssue {
+                        entry: number,
+                        kind,
+                        expected: Some(expected),
+                        found: Some(found),
+                        detail: None,
+                    };
+                    // A marker acknowledges everything before it in its range, and its own
+                    // before-hash (which chains from the broken state by construction).
+                    let acked = anchor.is_some_and(|a| {
+                        number < a.marker || kind == ChainIssueKind::BeforeHashMismatch
+                    });
+                    if acked {
+                        acknowledged.push(issue);
+                    } else {
+                        issues.push(issue);
+                    }
+                }
             }
         }
     }
@@ -205,6 +240,7 @@ fn replay_chain(mut entries: impl ChainEntries) -> ChainReport {
         applied,
         epoch: inherited.unwrap_or(last_epoch),
         issues,
+        acknowledged,
     }
 }
 

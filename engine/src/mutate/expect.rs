@@ -6,7 +6,6 @@ use serde_json::{Map, Value, json};
 use super::MutationContext;
 use crate::error::{Error, Result};
 use crate::history::entry::HistoryEntry;
-use crate::history::read_stream;
 use crate::ids::normalize_id_input;
 
 /// How many entries after the declared revision a refusal lists.
@@ -65,7 +64,12 @@ impl ExpectedRevision {
 
 /// Refuses with `item_revision_conflict` when a guard bound to `id` names another revision
 /// than `current`.
-pub(crate) fn check_expected(ctx: &MutationContext, id: &str, current: &str) -> Result<()> {
+pub(crate) fn check_expected(
+    ctx: &MutationContext,
+    id: &str,
+    current: &str,
+    entries: &[HistoryEntry],
+) -> Result<()> {
     let prefix = ctx.settings.id_prefix();
     let Some(guard) = ctx
         .expect
@@ -74,8 +78,7 @@ pub(crate) fn check_expected(ctx: &MutationContext, id: &str, current: &str) -> 
     else {
         return Ok(());
     };
-    let stream = read_stream(&ctx.tracker.history_path(id), id)?;
-    let (recorded, changes, omitted) = changes_since(&stream.entries, &guard.hash);
+    let (recorded, changes, omitted) = changes_since(entries, &guard.hash);
     Err(Error::RevisionConflict {
         id: id.to_string(),
         expected: guard.hash.clone(),

@@ -8,7 +8,9 @@ mod expect;
 mod lifecycle;
 mod linked_tests;
 mod protocol;
+mod reconcile;
 mod repair;
+mod repair_all;
 mod restore;
 mod update;
 
@@ -21,7 +23,12 @@ pub use expect::{ExpectedRevision, changes_since};
 pub use lifecycle::{claim, close, release, reopen};
 pub use linked_tests::{LinkedTest, tests_add, tests_remove};
 pub use protocol::{Mutation, read_item};
-pub use repair::{RepairAction, RepairReport, history_repair};
+pub use reconcile::{DriftKind, Reconcile};
+pub use repair::{
+    DiscardedEvent, Reconciliation, RepairHistory, RepairItem, RepairOptions, RepairReport,
+    history_repair,
+};
+pub use repair_all::{RepairAllReport, RepairAllStream, RepairTotals, history_repair_all};
 pub use restore::{RestoreTarget, delete, restore};
 pub use update::{
     DEPENDENCY_KINDS, DependencySeed, FieldEdit, edits_from_json, is_placeholder, split_list,

@@ -1,26 +1,30 @@
-//! The one mutation protocol every operation runs through: take the item lock, read the item,
-//! check `--expect-hash` and ownership, then write the file atomically and append the history
-//! line, rolling the file back when the append fails. Callers only compute the new document.
+//! The one mutation protocol every operation runs through: take the item lock, read the item
+//! and its history stream, check `--expect-hash` and ownership, then write the file atomically
+//! and append the history line(s), rolling the file back when the append fails. Every tracker
+//! file is reached through [`crate::confine`] (no symlink is followed), the lock is re-checked
+//! before each write, and a stream that disagrees with the file gets its repair entry first
+//! ([`super::reconcile`]). Callers only compute the new document.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::expect::check_expected;
+use super::reconcile::{self, Reconcile};
 use super::{FaultPoint, MutationContext};
 use crate::commit::Commit;
+use crate::confine::{EntryKind, Root};
 use crate::error::{Error, LifecycleConflict, Result};
 use crate::hash::{EMPTY_DOC_HASH, HashEpoch, item_hash};
 use crate::history::entry::HistoryEntry;
-use crate::history::item_patch;
-use crate::ids::{is_valid_id, normalize_id_input};
+use crate::history::{StreamRead, item_patch, parse_stream};
+use crate::ids::{check_id_length, is_valid_id, normalize_id_input};
 use crate::item::ItemDoc;
 use crate::item::canon::{CanonSchema, canonicalize_owned};
 use crate::item::codec::{parse_item, serialize_item};
 use crate::lock::{LockGuard, LockOptions, acquire};
 use crate::settings::OwnershipEnforcement;
 use crate::tracker::ItemFileRef;
-use crate::{IoResultExt, atomic};
 
 /// What one mutation did.
 #[derive(Clone, Debug)]
@@ -45,7 +49,7 @@ pub struct Mutation {
     pub warnings: Vec<String>,
 }
 
-/// An item under its lock, read once; dropping it releases the lock.
+/// An item under its lock, read once with its stream; dropping it releases the lock.
 pub(crate) struct Locked<'c, 'a> {
     pub ctx: &'c MutationContext<'a>,
     /// The item id (normalized, as stored).
@@ -62,6 +66,12 @@ pub(crate) struct Locked<'c, 'a> {
     pub now: String,
     /// Warnings collected so far.
     pub warnings: Vec<String>,
+    /// The history stream as read under the lock (a torn last line left out).
+    pub stream: StreamRead,
+    /// The repair entry the stream needs before this mutation's own (see [`reconcile`]).
+    pub reconcile: Option<Reconcile>,
+    /// The tracker root, opened once for every file of this mutation.
+    root: Root,
     guard: Option<LockGuard>,
 }
 
@@ -79,7 +89,8 @@ pub(crate) struct EntryExtras {
 /// Reads an item without locking (list modes of the annotation and link commands).
 ///
 /// # Errors
-/// `item_not_found`, `invalid_item_id`, `duplicate_item_id`, unreadable files.
+/// `item_not_found`, `invalid_item_id`, `duplicate_item_id`, `path_unsafe`, `item_too_large`,
+/// unreadable files.
 pub fn read_item(
     tracker: &crate::tracker::Tracker,
     settings: &crate::settings::Settings,
@@ -87,13 +98,47 @@ pub fn read_item(
     raw_id: &str,
 ) -> Result<ItemDoc> {
     let file = tracker.locate_item(raw_id, &settings.id_prefix(), &schema.types)?;
-    let bytes = std::fs::read(&file.path).at(&file.path)?;
+    let root = Root::open(tracker.root())?;
+    let limit = settings.checked_item_max_bytes()?;
+    let bytes = read_item_file(&root, &file, limit)?.ok_or_else(|| Error::ItemNotFound {
+        id: file.stem.clone(),
+    })?;
     parse_item(
         &bytes,
         file.format,
         &file.path,
         &CanonSchema::from_runtime(schema),
     )
+}
+
+/// Reads an item file without following symlinks, refusing one over `limit` bytes before
+/// reading it; `None` when it vanished.
+fn read_item_file(root: &Root, file: &ItemFileRef, limit: u64) -> Result<Option<Vec<u8>>> {
+    let Some((dir, name)) = root.parent_of(&file.path, false)? else {
+        return Ok(None);
+    };
+    if let EntryKind::File(size) = dir.kind(name)?
+        && size > limit
+    {
+        return Err(Error::ItemTooLarge {
+            id: file.stem.clone(),
+            path: file.path.clone(),
+            size,
+            limit,
+        });
+    }
+    dir.read(name)
+}
+
+/// Reads the history stream of `id` under the lock, as readers read it.
+fn read_stream_confined(root: &Root, path: &Path, id: &str) -> Result<StreamRead> {
+    match root.parent_of(path, false)? {
+        Some((dir, name)) => match dir.read(name)? {
+            Some(bytes) => parse_stream(&bytes, id, path),
+            None => Ok(StreamRead::default()),
+        },
+        None => Ok(StreamRead::default()),
+    }
 }
 
 /// Resolves an id that may belong to a deleted item: a live item, else a well-formed
@@ -127,13 +172,21 @@ pub(crate) fn resolve_existing(ctx: &MutationContext, raw_id: &str) -> Result<St
     Ok(file.stem)
 }
 
-/// Takes the lock of `id` and reads the item (absent is allowed), then checks the
-/// `--expect-hash` guards.
+/// Takes the lock of `id`, reads the item (absent is allowed) and its stream, checks the
+/// `--expect-hash` guards, and plans the repair entry a disagreeing stream needs.
+///
+/// # Errors
+/// `invalid_item_id` (too long), `settings_invalid`, lock errors, `duplicate_item_id`,
+/// `path_unsafe`, `item_too_large`, the item's parse errors, `item_revision_conflict`, and the
+/// stream's reader errors (`history_invalid_json`, `history_merge_conflict_markers_detected`).
 pub(crate) fn lock_item<'c, 'a>(ctx: &'c MutationContext<'a>, id: &str) -> Result<Locked<'c, 'a>> {
-    let mut opts = LockOptions::from_settings(ctx.settings, ctx.author.name.clone());
+    check_id_length(id)?;
+    let limit = ctx.settings.checked_item_max_bytes()?;
+    let mut opts = LockOptions::from_settings(ctx.settings, ctx.author.name.clone())?;
     opts.force = ctx.force;
     let guard = acquire(ctx.tracker, id, &opts, ctx.clock)?;
     ctx.fault(FaultPoint::AfterLock);
+    let root = Root::open(ctx.tracker.root())?;
     let mut hits = ctx.tracker.files_for_id(id, &ctx.schema.types);
     if hits.len() > 1 {
         return Err(Error::DuplicateId {
@@ -141,22 +194,36 @@ pub(crate) fn lock_item<'c, 'a>(ctx: &'c MutationContext<'a>, id: &str) -> Resul
             paths: hits.into_iter().map(|h| h.path).collect(),
         });
     }
-    let file = hits.pop();
+    let mut file = hits.pop();
     let canon = CanonSchema::from_runtime(ctx.schema);
     let (bytes, before) = match &file {
-        Some(file) => {
-            let bytes = std::fs::read(&file.path).at(&file.path)?;
-            let doc = parse_item(&bytes, file.format, &file.path, &canon)?;
-            (Some(bytes), doc)
-        }
+        Some(found) => match read_item_file(&root, found, limit)? {
+            Some(bytes) => {
+                let doc = parse_item(&bytes, found.format, &found.path, &canon)?;
+                (Some(bytes), doc)
+            }
+            None => (None, ItemDoc::empty()),
+        },
         None => (None, ItemDoc::empty()),
     };
+    if bytes.is_none() {
+        file = None;
+    }
     let before_hash = if before.is_empty() {
         EMPTY_DOC_HASH.to_string()
     } else {
         item_hash(&before, HashEpoch::V2)
     };
-    check_expected(ctx, id, &before_hash)?;
+    let stream = read_stream_confined(&root, &ctx.tracker.history_path(id), id)?;
+    check_expected(ctx, id, &before_hash, &stream.entries)?;
+    let reconcile = reconcile::plan(&stream.entries, &before, &before_hash);
+    let mut warnings = Vec::new();
+    if let Some(torn) = &stream.torn_tail {
+        warnings.push(format!("history_torn_tail_removed:{id}:line_{}", torn.line));
+    }
+    if let Some(plan) = &reconcile {
+        warnings.push(format!("history_reconciled:{id}:{}", plan.kind.as_str()));
+    }
     Ok(Locked {
         ctx,
         id: id.to_string(),
@@ -165,7 +232,10 @@ pub(crate) fn lock_item<'c, 'a>(ctx: &'c MutationContext<'a>, id: &str) -> Resul
         before,
         before_hash,
         now: ctx.clock.now_iso(),
-        warnings: Vec::new(),
+        warnings,
+        stream,
+        reconcile,
+        root,
         guard: Some(guard),
     })
 }
@@ -234,34 +304,55 @@ impl Locked<'_, '_> {
     }
 
     /// Canonicalizes `after`, writes it (or removes the file when `after` is empty), appends
-    /// the history entry and tells the observer; rolls the file back if the append fails.
+    /// the repair entry the stream needs (if any) and the mutation's entry, and tells the
+    /// observer; rolls the file back if the append fails.
     pub fn commit(self, op: &str, after: ItemDoc, extras: EntryExtras) -> Result<Mutation> {
         let after = if after.is_empty() {
             after
         } else {
             canonicalize_owned(after, &CanonSchema::from_runtime(self.ctx.schema))
         };
-        self.finish(op, after, extras, true)
+        self.finish(op, after, extras)
     }
 
-    /// Appends the entry from `before` to `after` without touching the item file, which already
-    /// holds `after` (history repair of a torn write).
-    pub fn commit_as_recorded(
-        self,
-        op: &str,
-        after: ItemDoc,
-        extras: EntryExtras,
-    ) -> Result<Mutation> {
-        self.finish(op, after, extras, false)
+    /// Returns the repair entry of this mutation (the one [`Locked::commit`] writes first).
+    pub fn repair_entry(&self, message: Option<String>) -> Option<HistoryEntry> {
+        let plan = self.reconcile.as_ref()?;
+        let message = message.unwrap_or_else(|| {
+            format!(
+                "history-repair: recorded the on-disk item before this write ({}: the file and \
+                 its history disagreed after an interrupted write, a hand edit or a merge).",
+                plan.kind.as_str()
+            )
+        });
+        Some(plan.entry(&self.now, &self.ctx.author.name, message))
     }
 
-    fn finish(
-        mut self,
-        op: &str,
-        after: ItemDoc,
-        extras: EntryExtras,
-        write_file: bool,
-    ) -> Result<Mutation> {
+    /// Records only the repair the stream needs (cutting a torn last line first), without
+    /// touching the item file (`pm history-repair`); returns the appended entry, if any.
+    pub fn record_repair(mut self, message: Option<String>) -> Result<Option<HistoryEntry>> {
+        let entry = self.repair_entry(message);
+        let lines: Vec<String> = entry.iter().map(HistoryEntry::to_line).collect();
+        if lines.is_empty() && self.stream.torn_tail.is_none() {
+            self.release()?;
+            return Ok(None);
+        }
+        self.held()?;
+        let mut commit = Commit {
+            ids: vec![self.id.clone()],
+            ..Commit::default()
+        };
+        let history_path = self.ctx.tracker.history_path(&self.id);
+        self.append(&history_path, &lines)?;
+        commit.appended.push(history_path);
+        if let Some(observer) = self.ctx.observer {
+            observer(&commit);
+        }
+        self.release()?;
+        Ok(entry)
+    }
+
+    fn finish(mut self, op: &str, after: ItemDoc, extras: EntryExtras) -> Result<Mutation> {
         let ctx = self.ctx;
         let after_hash = if after.is_empty() {
             EMPTY_DOC_HASH.to_string()
@@ -280,20 +371,25 @@ impl Locked<'_, '_> {
         entry.agent_provenance = ctx.provenance.clone();
         entry.message = extras.message;
         entry.context = extras.context;
+        let mut lines: Vec<String> = self
+            .repair_entry(None)
+            .iter()
+            .map(HistoryEntry::to_line)
+            .collect();
+        lines.push(entry.to_line());
         let mut commit = Commit {
             ids: vec![self.id.clone()],
             ..Commit::default()
         };
-        let new_path = if write_file {
-            self.write(&after, &mut commit)?
-        } else {
-            None
-        };
+        let new_bytes = self.serialize(&after)?;
+        self.held()?;
+        let new_path = self.write(&after, new_bytes.as_deref(), &mut commit)?;
         let history_path = ctx.tracker.history_path(&self.id);
-        if let Err(err) = crate::history::append_entry(&history_path, &entry) {
-            if write_file {
-                self.roll_back(new_path.as_ref())?;
-            }
+        if let Err(err) = self
+            .held()
+            .and_then(|()| self.append(&history_path, &lines))
+        {
+            self.roll_back(new_path.as_ref())?;
             return Err(err);
         }
         commit.appended.push(history_path);
@@ -304,9 +400,7 @@ impl Locked<'_, '_> {
         let changed_fields = extras
             .changed_fields
             .unwrap_or_else(|| changed_fields(&self.before, &after));
-        if let Some(guard) = self.guard.take() {
-            guard.release()?;
-        }
+        self.release()?;
         Ok(Mutation {
             id: self.id.clone(),
             op: op.to_string(),
@@ -320,26 +414,85 @@ impl Locked<'_, '_> {
         })
     }
 
+    /// Checks that this mutation still holds the item lock (`lock_lost` otherwise).
+    fn held(&self) -> Result<()> {
+        match &self.guard {
+            Some(guard) => guard.check_held(),
+            None => Err(Error::internal(
+                "the item lock was released before the write",
+            )),
+        }
+    }
+
+    fn release(&mut self) -> Result<()> {
+        match self.guard.take() {
+            Some(guard) => guard.release(),
+            None => Ok(()),
+        }
+    }
+
+    /// Returns the bytes `after` is written as, refusing them over `limits.item_max_bytes`.
+    fn serialize(&self, after: &ItemDoc) -> Result<Option<Vec<u8>>> {
+        if after.is_empty() {
+            return Ok(None);
+        }
+        let ctx = self.ctx;
+        let bytes = serialize_item(after, ctx.settings.item_format())?;
+        let limit = ctx.settings.checked_item_max_bytes()?;
+        if bytes.len() as u64 > limit {
+            return Err(Error::ItemTooLarge {
+                id: self.id.clone(),
+                path: self.target_path(after),
+                size: bytes.len() as u64,
+                limit,
+            });
+        }
+        Ok(Some(bytes))
+    }
+
+    /// Appends `lines` to the stream in one write, cutting a torn last line first.
+    fn append(&self, path: &Path, lines: &[String]) -> Result<()> {
+        let cut = self.stream.torn_tail.as_ref().map(|t| t.offset);
+        crate::history::append::append_lines(&self.root, path, lines, cut)
+    }
+
     /// Writes `after` to its path (removing the old path after a move) or removes the file
     /// when `after` is empty; returns the new path.
-    fn write(&self, after: &ItemDoc, commit: &mut Commit) -> Result<Option<PathBuf>> {
-        let ctx = self.ctx;
+    fn write(
+        &self,
+        after: &ItemDoc,
+        bytes: Option<&[u8]>,
+        commit: &mut Commit,
+    ) -> Result<Option<PathBuf>> {
         let old_path = self.file.as_ref().map(|f| f.path.clone());
-        let new_path = (!after.is_empty()).then(|| self.target_path(after));
-        if let Some(path) = &new_path {
-            let bytes = serialize_item(after, ctx.settings.item_format())?;
-            atomic::write(path, &bytes)?;
+        let new_path = bytes.map(|_| self.target_path(after));
+        if let (Some(path), Some(bytes)) = (&new_path, bytes) {
+            self.write_file(path, bytes)?;
             commit.written.push(path.clone());
         }
         if let Some(old) = old_path.filter(|old| new_path.as_ref() != Some(old)) {
-            if let Err(err) = atomic::remove(&old) {
+            if let Err(err) = self.remove_file(&old) {
                 self.roll_back(new_path.as_ref())?;
                 return Err(err);
             }
             commit.removed.push(old);
         }
-        ctx.fault(FaultPoint::AfterItemWrite);
+        self.ctx.fault(FaultPoint::AfterItemWrite);
         Ok(new_path)
+    }
+
+    fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        match self.root.parent_of(path, true)? {
+            Some((dir, name)) => dir.write_atomic(name, bytes),
+            None => Err(Error::internal(format!("no folder for {}", path.display()))),
+        }
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<bool> {
+        match self.root.parent_of(path, false)? {
+            Some((dir, name)) => dir.remove(name),
+            None => Ok(false),
+        }
     }
 
     /// Returns where `after` lives: its type's folder, the tracker's item format.
@@ -365,10 +518,12 @@ impl Locked<'_, '_> {
         if let Some(new) = new_path
             && old != Some(new)
         {
-            atomic::remove(new).map_err(|e| torn(e.to_string(), new))?;
+            self.remove_file(new)
+                .map_err(|e| torn(e.to_string(), new))?;
         }
         if let (Some(old), Some(bytes)) = (old, &self.bytes) {
-            atomic::write(old, bytes).map_err(|e| torn(e.to_string(), old))?;
+            self.write_file(old, bytes)
+                .map_err(|e| torn(e.to_string(), old))?;
         }
         Ok(())
     }
@@ -457,17 +612,30 @@ mod tests {
         let created = create(&ctx, &item, &mut IdMinter::seeded("s"))?;
         assert_eq!(created.commit.written, [root.join("tasks/pm-rb.toon")]);
         let before = tree(&root)?;
-        // A directory where the stream should be makes the append fail after the file write.
+        // The stream turns into a directory right after the file write (read fine under the
+        // lock): the append fails and the move must be rolled back.
         let stream = tracker.history_path("pm-rb");
         let saved = std::fs::read(&stream)?;
-        std::fs::remove_file(&stream)?;
-        std::fs::create_dir(&stream)?;
+        let sabotage = |point: FaultPoint| {
+            if point == FaultPoint::AfterItemWrite {
+                let _ = std::fs::remove_file(&stream);
+                let _ = std::fs::create_dir(&stream);
+            }
+        };
         let move_to_chores = [FieldEdit::Set {
             key: "type".into(),
             value: "Chore".into(),
         }];
-        let err = update(&ctx, "pm-rb", &move_to_chores, None).expect_err("append fails");
-        assert_eq!(err.code().as_str(), "io_error");
+        let mut failing = MutationContext::new(
+            &tracker,
+            &loaded.settings,
+            &loaded.schema,
+            &clock,
+            Author::resolve(Some("t"), None, ""),
+        );
+        failing.fault = Some(&sabotage);
+        let err = update(&failing, "pm-rb", &move_to_chores, None).expect_err("append fails");
+        assert_eq!(err.code().as_str(), "io_error", "{err}");
         assert!(!err.changed());
         assert_eq!(tree(&root)?, before, "the move was rolled back");
         assert!(!root.join("locks/pm-rb.lock").exists());

@@ -4,7 +4,7 @@
 use super::MutationContext;
 use super::protocol::{EntryExtras, Mutation, lock_existing, lock_item};
 use crate::error::{Error, Result};
-use crate::history::{HistoryPoint, read_stream, replay_point};
+use crate::history::{HistoryPoint, replay_point};
 use crate::item::ItemDoc;
 
 /// Deletes an item (`pm delete <id>`): the file is removed and the history stream kept.
@@ -48,11 +48,10 @@ pub fn restore(
     if locked.file.is_some() {
         locked.check_ownership()?;
     }
-    let stream = read_stream(&ctx.tracker.history_path(&id), &id)?;
-    if stream.entries.is_empty() && locked.file.is_none() {
+    if locked.stream.entries.is_empty() && locked.file.is_none() {
         return Err(Error::ItemNotFound { id });
     }
-    let replayed = replay_point(&stream.entries, target, &id, "version")?;
+    let replayed = replay_point(&locked.stream.entries, target, &id, "version")?;
     if replayed.doc.is_empty() {
         return Err(target.refusal(
             "version",
