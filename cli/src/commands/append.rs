@@ -20,6 +20,11 @@ pub struct AppendArgs {
     /// Receipt flags.
     #[command(flatten)]
     pub receipt: ReceiptArgs,
+
+    /// Bypass ownership checks and clear a stale item lock (a lock whose owner is alive is
+    /// never broken)
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Appends the text and returns the receipt.
@@ -27,7 +32,7 @@ pub struct AppendArgs {
 /// # Errors
 /// Empty text, `item_not_found`, ownership, lock and revision conflicts.
 pub fn cmd_append(ctx: &Ctx, args: &AppendArgs) -> Result<(MutationOutput, Vec<String>)> {
-    let m = with_context(ctx, "append", false, |mctx, _| {
+    let m = with_context(ctx, "append", args.force, |mctx, _| {
         append_body(mctx, &args.id, &args.text)
     })?;
     Ok((receipt_for(&m, &args.receipt), m.warnings))

@@ -22,6 +22,11 @@ pub struct AnnotationArgs {
     /// After --add, return every entry instead of only the new one
     #[arg(long)]
     pub full_history: bool,
+
+    /// Bypass ownership checks and clear a stale item lock (a lock whose owner is alive is
+    /// never broken)
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// pm's annotation envelope.
@@ -67,7 +72,7 @@ pub fn cmd_annotation(
             Vec::new(),
         ));
     };
-    let (m, index) = with_context(ctx, field, false, |mctx, _| {
+    let (m, index) = with_context(ctx, field, args.force, |mctx, _| {
         add_annotation(mctx, &args.id, kind, text)
     })?;
     let all = list(m.after.metadata.get(field));

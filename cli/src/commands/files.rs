@@ -22,6 +22,11 @@ pub struct LinksArgs {
     /// Unlink a path (repeatable)
     #[arg(long, value_name = "PATH", conflicts_with = "add")]
     pub remove: Vec<String>,
+
+    /// Bypass ownership checks and clear a stale item lock (a lock whose owner is alive is
+    /// never broken)
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// pm's linked-path envelope.
@@ -54,12 +59,12 @@ pub fn cmd_links(
             .iter()
             .map(|raw| LinkedPath::parse(raw, "--add"))
             .collect::<Result<Vec<_>, Error>>()?;
-        let m = with_context(ctx, field, false, |mctx, _| {
+        let m = with_context(ctx, field, args.force, |mctx, _| {
             link_add(mctx, &args.id, kind, &links, "--add")
         })?;
         (m.id, m.after, true, m.warnings)
     } else if !args.remove.is_empty() {
-        let m = with_context(ctx, field, false, |mctx, _| {
+        let m = with_context(ctx, field, args.force, |mctx, _| {
             link_remove(mctx, &args.id, kind, &args.remove, "--remove")
         })?;
         (m.id, m.after, true, m.warnings)

@@ -27,6 +27,11 @@ pub struct TestArgs {
     /// Unlink tests by command, path or 1-based position (repeatable)
     #[arg(long, value_name = "SELECTOR", conflicts_with = "add")]
     pub remove: Vec<String>,
+
+    /// Bypass ownership checks and clear a stale item lock (a lock whose owner is alive is
+    /// never broken)
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Links, unlinks or lists an item's tests.
@@ -40,12 +45,12 @@ pub fn cmd_test(ctx: &Ctx, args: &TestArgs) -> Result<(MutationOutput, Vec<Strin
             .iter()
             .map(|raw| LinkedTest::parse(raw, "--add"))
             .collect::<Result<Vec<_>, Error>>()?;
-        let m = with_context(ctx, "test", false, |mctx, _| {
+        let m = with_context(ctx, "test", args.force, |mctx, _| {
             tests_add(mctx, &args.id, &tests)
         })?;
         (m.id, m.after, true, m.warnings)
     } else if !args.remove.is_empty() {
-        let m = with_context(ctx, "test", false, |mctx, _| {
+        let m = with_context(ctx, "test", args.force, |mctx, _| {
             tests_remove(mctx, &args.id, &args.remove, "--remove")
         })?;
         (m.id, m.after, true, m.warnings)

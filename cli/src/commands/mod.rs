@@ -297,6 +297,8 @@ pub enum CommandOutput {
         output: Box<MutationOutput>,
         /// `warning:<code>:…` tokens (without the `warning:` prefix).
         warnings: Vec<String>,
+        /// The exit code of a completed run (bulk repairs with failed streams are not 0).
+        exit_code: u8,
     },
     /// A read surface's result after the read-output layer (`read_output::finish_read`),
     /// printed in the encoding it was measured in.
@@ -362,6 +364,7 @@ impl CommandOutput {
     pub fn exit_code(&self) -> u8 {
         match self {
             CommandOutput::Read(finished) => finished.exit_code,
+            CommandOutput::Mutation { exit_code, .. } => *exit_code,
             _ => exit::SUCCESS,
         }
     }
@@ -431,6 +434,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
 
 fn mutation(result: Result<(MutationOutput, Vec<String>)>) -> Result<CommandOutput> {
     result.map(|(output, warnings)| CommandOutput::Mutation {
+        exit_code: output.exit_code(),
         output: Box::new(output),
         warnings,
     })

@@ -2,7 +2,7 @@
 //! envelope by default, the full `{item, changed_fields, warnings}` envelope with
 //! `--full-changed-fields`, `{id, status}` with `--id-only`, and the claim/release shapes.
 
-use pm_engine::mutate::{Mutation, RepairReport};
+use pm_engine::mutate::{Mutation, RepairAllReport, RepairReport};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -118,8 +118,27 @@ pub enum MutationOutput {
     Annotation(AnnotationOutput),
     /// `pm files|docs`.
     Links(LinksOutput),
-    /// `pm history-repair`.
+    /// `pm history-repair <id>`.
     Repair(RepairReport),
+    /// `pm history-repair --all`.
+    RepairAll(RepairAllReport),
+}
+
+impl MutationOutput {
+    /// Returns the exit code of a completed run: a bulk repair with failed streams exits 7 when
+    /// some stream was repaired (partial effect), 1 when none was.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            MutationOutput::RepairAll(report) if report.has_failures() => {
+                if report.totals.repaired > 0 {
+                    crate::exit::PARTIAL_EFFECT
+                } else {
+                    crate::exit::FAILURE
+                }
+            }
+            _ => crate::exit::SUCCESS,
+        }
+    }
 }
 
 /// Returns item metadata in pm's output order: the stored (canonical) order with
