@@ -99,6 +99,10 @@ unknown_field_projection invalid_argument 2
 list_source_incomplete parse_failed 1
 unsupported_search_mode invalid_argument 2
 unsupported_subcommand invalid_argument 2
+path_unsafe conflict 4
+lock_lost lock_held 4
+settings_invalid invalid_argument 2
+item_too_large invalid_argument 2
 "
         );
     }

@@ -149,7 +149,7 @@ fn gc_scopes() -> TestResult {
     let locks = t.workspace().join(".agents/pm/locks");
     let lock = |created: &str| {
         format!(
-            "{{\n  \"id\": \"x\",\n  \"pid\": 1,\n  \"owner\": \"o\",\n  \"created_at\": \"{created}\",\n  \"ttl_seconds\": 60\n}}\n"
+            "{{\n  \"id\": \"x\",\n  \"pid\": 999999999,\n  \"owner\": \"o\",\n  \"created_at\": \"{created}\",\n  \"ttl_seconds\": 60\n}}\n"
         )
     };
     pm_engine::atomic::write(

@@ -13,7 +13,7 @@ use crate::clock::file_age_ms;
 use crate::confine::{Dir, EntryKind};
 
 const GATE_OWNER_FILE: &str = "owner.json";
-/// A gate older than this may be broken when its owner is gone.
+/// A gate whose owner cannot be read may be broken once it is older than this.
 const GATE_STALE_MS: i64 = 10_000;
 /// A gate older than this may be broken even when its owner pid is alive (pid reuse).
 const GATE_MAX_ACTIVE_MS: i64 = 5 * 60_000;
@@ -76,8 +76,9 @@ impl Drop for Gate<'_> {
     }
 }
 
-/// Removes an abandoned gate: older than 10 s with a gone (or unknown) owner, or older than
-/// 5 min regardless. Returns true when the gate is gone. Ages are real file ages.
+/// Removes an abandoned gate: at once when its owner process is gone, after 10 s when its
+/// owner cannot be read (a gate being created has no owner file for a moment), after 5 min
+/// regardless (a reused pid). Returns true when the gate is gone. Ages are real file ages.
 fn break_if_expired(locks: &Dir, name: &OsStr) -> bool {
     match locks.kind(name) {
         Ok(EntryKind::Missing) => return true,
@@ -87,13 +88,13 @@ fn break_if_expired(locks: &Dir, name: &OsStr) -> bool {
     let Some(age_ms) = gate_age_ms(locks, name) else {
         return false;
     };
-    if age_ms <= GATE_STALE_MS {
-        return false;
-    }
-    if let Some((pid, _)) = read_gate_owner(locks, name)
-        && owner_state(None, pid, None) == OwnerState::PidRunning
-        && age_ms <= GATE_MAX_ACTIVE_MS
-    {
+    let abandoned = match read_gate_owner(locks, name) {
+        Some((pid, _)) => {
+            owner_state(None, pid, None) == OwnerState::PidNotRunning || age_ms > GATE_MAX_ACTIVE_MS
+        }
+        None => age_ms > GATE_STALE_MS,
+    };
+    if !abandoned {
         return false;
     }
     remove_gate(locks, name);

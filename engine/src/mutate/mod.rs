@@ -4,6 +4,7 @@
 
 mod annotate;
 mod create;
+mod current;
 mod expect;
 mod lifecycle;
 mod linked_tests;

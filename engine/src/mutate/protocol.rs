@@ -9,15 +9,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::current::{LoadedFile, load_current, read_item_file, read_stream_confined};
 use super::expect::check_expected;
 use super::reconcile::{self, Reconcile};
 use super::{FaultPoint, MutationContext};
 use crate::commit::Commit;
-use crate::confine::{EntryKind, Root};
+use crate::confine::Root;
 use crate::error::{Error, LifecycleConflict, Result};
 use crate::hash::{EMPTY_DOC_HASH, HashEpoch, item_hash};
 use crate::history::entry::HistoryEntry;
-use crate::history::{StreamRead, item_patch, parse_stream};
+use crate::history::{StreamRead, item_patch};
 use crate::ids::{check_id_length, is_valid_id, normalize_id_input};
 use crate::item::ItemDoc;
 use crate::item::canon::{CanonSchema, canonicalize_owned};
@@ -70,6 +71,8 @@ pub(crate) struct Locked<'c, 'a> {
     pub stream: StreamRead,
     /// The repair entry the stream needs before this mutation's own (see [`reconcile`]).
     pub reconcile: Option<Reconcile>,
+    /// A copy an interrupted type move left at the old folder (removed by this write).
+    stale: Option<LoadedFile>,
     /// The tracker root, opened once for every file of this mutation.
     root: Root,
     guard: Option<LockGuard>,
@@ -111,36 +114,6 @@ pub fn read_item(
     )
 }
 
-/// Reads an item file without following symlinks, refusing one over `limit` bytes before
-/// reading it; `None` when it vanished.
-fn read_item_file(root: &Root, file: &ItemFileRef, limit: u64) -> Result<Option<Vec<u8>>> {
-    let Some((dir, name)) = root.parent_of(&file.path, false)? else {
-        return Ok(None);
-    };
-    if let EntryKind::File(size) = dir.kind(name)?
-        && size > limit
-    {
-        return Err(Error::ItemTooLarge {
-            id: file.stem.clone(),
-            path: file.path.clone(),
-            size,
-            limit,
-        });
-    }
-    dir.read(name)
-}
-
-/// Reads the history stream of `id` under the lock, as readers read it.
-fn read_stream_confined(root: &Root, path: &Path, id: &str) -> Result<StreamRead> {
-    match root.parent_of(path, false)? {
-        Some((dir, name)) => match dir.read(name)? {
-            Some(bytes) => parse_stream(&bytes, id, path),
-            None => Ok(StreamRead::default()),
-        },
-        None => Ok(StreamRead::default()),
-    }
-}
-
 /// Resolves an id that may belong to a deleted item: a live item, else a well-formed
 /// candidate whose history stream exists.
 pub(crate) fn resolve_with_history(ctx: &MutationContext, raw_id: &str) -> Result<String> {
@@ -166,10 +139,12 @@ pub(crate) fn resolve_existing(ctx: &MutationContext, raw_id: &str) -> Result<St
         });
     }
     let prefix = ctx.settings.id_prefix();
-    let file = ctx
-        .tracker
-        .locate_item(raw_id, &prefix, &ctx.schema.types)?;
-    Ok(file.stem)
+    match ctx.tracker.locate_item(raw_id, &prefix, &ctx.schema.types) {
+        Ok(file) => Ok(file.stem),
+        // Two files with one id: the lock decides whether it is an interrupted move.
+        Err(Error::DuplicateId { id, .. }) => Ok(id),
+        Err(err) => Err(err),
+    }
 }
 
 /// Takes the lock of `id`, reads the item (absent is allowed) and its stream, checks the
@@ -187,37 +162,28 @@ pub(crate) fn lock_item<'c, 'a>(ctx: &'c MutationContext<'a>, id: &str) -> Resul
     let guard = acquire(ctx.tracker, id, &opts, ctx.clock)?;
     ctx.fault(FaultPoint::AfterLock);
     let root = Root::open(ctx.tracker.root())?;
-    let mut hits = ctx.tracker.files_for_id(id, &ctx.schema.types);
-    if hits.len() > 1 {
-        return Err(Error::DuplicateId {
-            id: id.to_string(),
-            paths: hits.into_iter().map(|h| h.path).collect(),
-        });
-    }
-    let mut file = hits.pop();
-    let canon = CanonSchema::from_runtime(ctx.schema);
-    let (bytes, before) = match &file {
-        Some(found) => match read_item_file(&root, found, limit)? {
-            Some(bytes) => {
-                let doc = parse_item(&bytes, found.format, &found.path, &canon)?;
-                (Some(bytes), doc)
-            }
-            None => (None, ItemDoc::empty()),
-        },
-        None => (None, ItemDoc::empty()),
-    };
-    if bytes.is_none() {
-        file = None;
-    }
-    let before_hash = if before.is_empty() {
-        EMPTY_DOC_HASH.to_string()
-    } else {
-        item_hash(&before, HashEpoch::V2)
-    };
     let stream = read_stream_confined(&root, &ctx.tracker.history_path(id), id)?;
+    let hits = ctx.tracker.files_for_id(id, &ctx.schema.types);
+    let canon = CanonSchema::from_runtime(ctx.schema);
+    let current = load_current(&root, id, hits, &stream, limit, &canon)?;
+    let (file, bytes, before, before_hash) = match current.file {
+        Some(loaded) => (
+            Some(loaded.file),
+            Some(loaded.bytes),
+            loaded.doc,
+            loaded.hash,
+        ),
+        None => (None, None, ItemDoc::empty(), EMPTY_DOC_HASH.to_string()),
+    };
     check_expected(ctx, id, &before_hash, &stream.entries)?;
     let reconcile = reconcile::plan(&stream.entries, &before, &before_hash);
     let mut warnings = Vec::new();
+    if let Some(stale) = &current.stale {
+        warnings.push(format!(
+            "interrupted_move_completed:{id}:{}",
+            stale.file.path.display()
+        ));
+    }
     if let Some(torn) = &stream.torn_tail {
         warnings.push(format!("history_torn_tail_removed:{id}:line_{}", torn.line));
     }
@@ -235,6 +201,7 @@ pub(crate) fn lock_item<'c, 'a>(ctx: &'c MutationContext<'a>, id: &str) -> Resul
         warnings,
         stream,
         reconcile,
+        stale: current.stale,
         root,
         guard: Some(guard),
     })
@@ -333,7 +300,7 @@ impl Locked<'_, '_> {
     pub fn record_repair(mut self, message: Option<String>) -> Result<Option<HistoryEntry>> {
         let entry = self.repair_entry(message);
         let lines: Vec<String> = entry.iter().map(HistoryEntry::to_line).collect();
-        if lines.is_empty() && self.stream.torn_tail.is_none() {
+        if lines.is_empty() && self.stream.torn_tail.is_none() && self.stale.is_none() {
             self.release()?;
             return Ok(None);
         }
@@ -342,6 +309,8 @@ impl Locked<'_, '_> {
             ids: vec![self.id.clone()],
             ..Commit::default()
         };
+        let current = self.file.as_ref().map(|f| f.path.clone());
+        self.remove_stale(current.as_ref(), &mut commit)?;
         let history_path = self.ctx.tracker.history_path(&self.id);
         self.append(&history_path, &lines)?;
         commit.appended.push(history_path);
@@ -477,8 +446,23 @@ impl Locked<'_, '_> {
             }
             commit.removed.push(old);
         }
+        self.remove_stale(new_path.as_ref(), commit)?;
         self.ctx.fault(FaultPoint::AfterItemWrite);
         Ok(new_path)
+    }
+
+    /// Removes the copy an interrupted move left behind (unless this write just replaced it).
+    fn remove_stale(&self, new_path: Option<&PathBuf>, commit: &mut Commit) -> Result<()> {
+        if let Some(stale) = &self.stale
+            && new_path != Some(&stale.file.path)
+        {
+            if let Err(err) = self.remove_file(&stale.file.path) {
+                self.roll_back(new_path)?;
+                return Err(err);
+            }
+            commit.removed.push(stale.file.path.clone());
+        }
+        Ok(())
     }
 
     fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<()> {
@@ -524,6 +508,12 @@ impl Locked<'_, '_> {
         if let (Some(old), Some(bytes)) = (old, &self.bytes) {
             self.write_file(old, bytes)
                 .map_err(|e| torn(e.to_string(), old))?;
+        }
+        if let Some(stale) = &self.stale
+            && new_path != Some(&stale.file.path)
+        {
+            self.write_file(&stale.file.path, &stale.bytes)
+                .map_err(|e| torn(e.to_string(), &stale.file.path))?;
         }
         Ok(())
     }
@@ -647,6 +637,58 @@ mod tests {
         let seen = observed.get_mut().map_err(|_| "poisoned")?;
         assert_eq!(seen.len(), 2, "one commit per successful mutation");
         assert_eq!(seen[1].removed, [root.join("tasks/pm-rb.toon")]);
+        Ok(())
+    }
+
+    /// Another process takes the lock over while the mutation holds it (before the file write,
+    /// then between the file write and the append): the mutation aborts with `lock_lost` and
+    /// the tracker keeps every byte.
+    #[test]
+    fn a_lost_lock_aborts_the_mutation_with_nothing_written() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().join(".agents/pm");
+        init_tracker(&root, &InitOptions::default())?;
+        let tracker = Tracker::at(&root);
+        let loaded = load(&tracker, &SettingsEnv::default())?;
+        let clock = Clock::pinned(1_788_220_800_000, 0);
+        let author = || Author::resolve(Some("t"), None, "");
+        let ctx =
+            MutationContext::new(&tracker, &loaded.settings, &loaded.schema, &clock, author());
+        let item = NewItem {
+            type_name: "Task".into(),
+            title: "Held".into(),
+            id: Some("pm-ll".into()),
+            ..NewItem::default()
+        };
+        create(&ctx, &item, &mut IdMinter::seeded("s"))?;
+        let lock = tracker.lock_path("pm-ll");
+        let intruder = "{\"id\":\"pm-ll\",\"pid\":1,\"owner\":\"x\",\"created_at\":\"2026-09-01T00:00:00.000Z\",\"ttl_seconds\":1800,\"token\":\"other\"}\n";
+        for at in [FaultPoint::AfterLock, FaultPoint::AfterItemWrite] {
+            let before = tree(&root)?;
+            let history = std::fs::read(tracker.history_path("pm-ll"))?;
+            let take_over = |point: FaultPoint| {
+                if point == at {
+                    let _ = crate::atomic::write(&lock, intruder.as_bytes());
+                }
+            };
+            let mut stolen =
+                MutationContext::new(&tracker, &loaded.settings, &loaded.schema, &clock, author());
+            stolen.fault = Some(&take_over);
+            let edit = [FieldEdit::Set {
+                key: "type".into(),
+                value: "Chore".into(),
+            }];
+            let err = update(&stolen, "pm-ll", &edit, None).expect_err("lock lost");
+            assert_eq!(err.code().as_str(), "lock_lost", "{at:?}: {err}");
+            assert_eq!(tree(&root)?, before, "{at:?}: item files unchanged");
+            assert_eq!(std::fs::read(tracker.history_path("pm-ll"))?, history);
+            assert_eq!(
+                std::fs::read_to_string(&lock)?,
+                intruder,
+                "the new holder's lock stays"
+            );
+            std::fs::remove_file(&lock)?;
+        }
         Ok(())
     }
 }

@@ -10,7 +10,7 @@ use super::MutationContext;
 use super::protocol::{Locked, lock_item, resolve_with_history};
 use super::reconcile::{DriftKind, Reconcile};
 use crate::error::{Error, Result};
-use crate::history::{HistoryEntry, item_patch, verify_chain};
+use crate::history::{HistoryEntry, item_patch, replay_to, verify_chain};
 use crate::item::ItemDoc;
 use crate::read::history_view::changed_field;
 
@@ -98,8 +98,14 @@ pub struct Reconciliation {
     pub discarded_events: Vec<DiscardedEvent>,
     /// The distinct authors of those events, sorted.
     pub discarded_authors: Vec<String>,
-    /// Reconciled fields no recorded event wrote.
+    /// Reverted fields whose on-disk value an older event wrote (the repair brings it back).
     pub preserved_field_count: usize,
+    /// Their names, sorted.
+    pub preserved_fields: Vec<String>,
+    /// Those older events, in stream order.
+    pub preserved_events: Vec<DiscardedEvent>,
+    /// Their distinct authors, sorted.
+    pub preserved_authors: Vec<String>,
     /// How to get a discarded value back.
     pub recovery_hint: String,
 }
@@ -307,16 +313,65 @@ fn reconciliation(
     sort_unique(&mut reverted);
     let mut authors: Vec<String> = discarded.iter().map(|e| e.author.clone()).collect();
     sort_unique(&mut authors);
+    let preserved = preserved_events(entries, &discarded, file_doc);
+    let mut preserved_fields: Vec<String> =
+        preserved.iter().flat_map(|e| e.fields.clone()).collect();
+    sort_unique(&mut preserved_fields);
+    let mut preserved_authors: Vec<String> = preserved.iter().map(|e| e.author.clone()).collect();
+    sort_unique(&mut preserved_authors);
     Some(Reconciliation {
         reconciled_field_count: reconciled.len(),
-        preserved_field_count: reconciled.len() - reverted.len(),
         reconciled_fields: reconciled,
         reverted_field_count: reverted.len(),
         reverted_fields: reverted,
         discarded_events: discarded,
         discarded_authors: authors,
+        preserved_field_count: preserved_fields.len(),
+        preserved_fields,
+        preserved_events: preserved,
+        preserved_authors,
         recovery_hint: RECOVERY_HINT.to_string(),
     })
+}
+
+/// For each reverted field, the newest event older than the discarded one whose written value
+/// is the file's value again (the repair restores it).
+fn preserved_events(
+    entries: &[HistoryEntry],
+    discarded: &[DiscardedEvent],
+    file_doc: &ItemDoc,
+) -> Vec<DiscardedEvent> {
+    let value_of = |doc: &ItemDoc, field: &str| match field {
+        "body" => Some(serde_json::Value::String(doc.body.clone())),
+        _ => doc.metadata.get(field).cloned(),
+    };
+    let mut found: Vec<DiscardedEvent> = Vec::new();
+    for event in discarded {
+        for field in &event.fields {
+            let target = value_of(file_doc, field);
+            let older = (0..event.index - 1).rev().find(|&i| {
+                entries[i]
+                    .patch
+                    .iter()
+                    .any(|op| changed_field(&op.path) == *field)
+                    && replay_to(entries, i + 1)
+                        .is_ok_and(|state| value_of(&state.doc, field) == target)
+            });
+            let Some(i) = older else { continue };
+            match found.iter_mut().find(|e| e.index == i + 1) {
+                Some(row) => row.fields.push(field.clone()),
+                None => found.push(DiscardedEvent {
+                    index: i + 1,
+                    ts: entries[i].ts.clone(),
+                    author: entries[i].author.clone(),
+                    op: entries[i].op.clone(),
+                    fields: vec![field.clone()],
+                }),
+            }
+        }
+    }
+    found.sort_by_key(|e| e.index);
+    found
 }
 
 fn sort_unique(values: &mut Vec<String>) {
