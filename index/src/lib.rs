@@ -12,6 +12,7 @@
 pub mod aggregate;
 pub mod apply;
 mod backlog;
+mod connect;
 pub mod digest;
 pub mod dirsig;
 pub mod events;
