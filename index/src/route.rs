@@ -11,7 +11,7 @@ use crate::store::{self, Condition, WriterLock};
 use crate::{Index, Path2, apply, indexer, maintenance};
 use pm_engine::notice::Notice;
 use rusqlite::Connection;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 impl Index<'_> {
@@ -187,7 +187,7 @@ impl Index<'_> {
             return Path2::Index(Box::new(conn));
         }
         drop(conn);
-        if !self.repair(&db, report, notices) {
+        if !self.repair(&db, scope, report, notices) {
             return Path2::Scan;
         }
         match self.current_checked() {
@@ -211,16 +211,33 @@ impl Index<'_> {
     }
 
     /// Brings a projection with `report`'s differences up to date; false when it cannot.
-    fn repair(&self, db: &Path, report: Report, notices: &mut Vec<Notice>) -> bool {
+    fn repair(
+        &self,
+        db: &Path,
+        scope: SweepScope,
+        report: Report,
+        notices: &mut Vec<Notice>,
+    ) -> bool {
         let wait = if report.changes.is_empty() {
             Duration::ZERO
         } else {
             self.options.lock_wait
         };
-        let lock = match WriterLock::acquire(&self.paths, wait) {
+        // A generation switch while this read waits (`pm reindex`, another read's rebuild)
+        // removes `db`; waiting on would queue behind the next writer for a file that is gone.
+        let still_current =
+            || store::current_db(&self.paths).is_ok_and(|(current, _)| current == db);
+        let lock = match WriterLock::acquire_while(&self.paths, wait, still_current) {
             Ok(Some(lock)) => lock,
             Ok(None) if report.changes.is_empty() => return true,
             Ok(None) => {
+                // A new generation with nothing to repair answers, as `db` would have.
+                if let Some((_, report)) = self.switched_from(db, scope)
+                    && report.unreadable_dirs.is_empty()
+                    && report.changes.is_empty()
+                {
+                    return true;
+                }
                 notices.push(Notice::new(
                     "index_busy",
                     "another pm process is writing the index; answered from a scan",
@@ -232,19 +249,25 @@ impl Index<'_> {
                 return false;
             }
         };
+        let (db, report) = match self.switched_from(db, scope) {
+            Some((_, report)) if !report.unreadable_dirs.is_empty() => return false,
+            Some((_, report)) if report.is_fresh() && report.racy_unchanged == 0 => return true,
+            Some((db, report)) => (db, report),
+            None => (db.to_path_buf(), report),
+        };
         let many = report.changes.len() > 64 && report.changes.len() * 4 > report.source_count;
         if many {
             return self.build_locked(&lock, notices);
         }
         let changes = if report.changes.is_empty() {
-            maintenance::settleable(self, db, &lock)
+            maintenance::settleable(self, &db, &lock)
         } else {
             report.changes
         };
         if changes.is_empty() {
             return true;
         }
-        let applied = store::open_write(db)
+        let applied = store::open_write(&db)
             .map_err(|e| e.to_string())
             .and_then(|mut conn| {
                 apply::apply_changes(&mut conn, &lock, self.schema, changes)
@@ -257,6 +280,33 @@ impl Index<'_> {
                 self.build_locked(&lock, notices)
             }
         }
+    }
+
+    /// Checks the generation that replaced `db`, if one did.
+    ///
+    /// A read that found `db` stale waits for the writer lock; meanwhile `pm reindex` (or
+    /// another read's rebuild) may switch `CURRENT` and remove `db`. The new generation's build
+    /// may have read a file before this read's sweep saw it change, so it is checked like any
+    /// other: with the lock held, it is then repaired instead of rebuilt; without it (the read
+    /// stopped waiting at the switch), it answers only when nothing needs repair. `None` when
+    /// `db` is still current (or the new one cannot be opened: applying to `db` then fails and
+    /// the read rebuilds, as before).
+    fn switched_from(&self, db: &Path, scope: SweepScope) -> Option<(PathBuf, Report)> {
+        let current = self.current_checked().ok()?;
+        if current.0 == db {
+            return None;
+        }
+        let connected = self.connection(current, &mut Vec::new())?;
+        let listings = self.folder_listings();
+        let report = freshness::check(
+            &connected.conn,
+            &self.tracker,
+            self.schema,
+            scope,
+            Some(&listings),
+        )
+        .ok()?;
+        Some((connected.db, report))
     }
 
     fn try_rebuild(&self, condition: &Condition, notices: &mut Vec<Notice>) -> bool {

@@ -394,6 +394,19 @@ impl WriterLock {
     /// # Errors
     /// I/O failures creating `runtime/index/` or the lock file.
     pub fn acquire(paths: &IndexPaths, wait: Duration) -> std::io::Result<Option<WriterLock>> {
+        WriterLock::acquire_while(paths, wait, || true)
+    }
+
+    /// Takes the lock as [`WriterLock::acquire`] does, but stops waiting, with `Ok(None)`, as
+    /// soon as `keep_waiting` (asked after each failed attempt) returns false.
+    ///
+    /// # Errors
+    /// I/O failures creating `runtime/index/` or the lock file.
+    pub fn acquire_while(
+        paths: &IndexPaths,
+        wait: Duration,
+        keep_waiting: impl Fn() -> bool,
+    ) -> std::io::Result<Option<WriterLock>> {
         ensure_dir(paths)?;
         let file = OpenOptions::new()
             .create(true)
@@ -405,7 +418,9 @@ impl WriterLock {
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(Some(WriterLock { file })),
-                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
+                Err(std::fs::TryLockError::WouldBlock)
+                    if start.elapsed() < wait && keep_waiting() =>
+                {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(50));
                 }
@@ -508,6 +523,22 @@ mod tests {
         // The file is missing from the first attempt on: one poll, not the whole timeout.
         assert!(
             start.elapsed() < READ_CONNECT_TIMEOUT,
+            "{:?}",
+            start.elapsed()
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_lock_wait_stops_when_told() -> Result<(), Box<dyn std::error::Error>> {
+        let tmp = tempfile::tempdir()?;
+        let paths = IndexPaths::of(&Tracker::at(tmp.path()));
+        let _held = WriterLock::acquire(&paths, Duration::ZERO)?.ok_or("lock")?;
+        let start = Instant::now();
+        let waited = WriterLock::acquire_while(&paths, Duration::from_secs(60), || false)?;
+        assert!(waited.is_none());
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
             "{:?}",
             start.elapsed()
         );
