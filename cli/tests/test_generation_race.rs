@@ -17,11 +17,11 @@ use serde::de::DeserializeOwned;
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// Items of the generated tracker: a read takes tens of milliseconds, far below the bound.
-const ITEMS: &str = "300";
+const ITEMS: &str = "200";
 /// Reads to complete before the writers and reindex loops stop.
 const READS: usize = 200;
 const READERS: usize = 3;
-const WRITERS: usize = 3;
+const WRITERS: usize = 2;
 const REINDEX_LOOPS: usize = 1;
 /// The longest a read may take: a stall bound, not a benchmark.
 const READ_BOUND: Duration = Duration::from_secs(1);
