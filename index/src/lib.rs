@@ -12,6 +12,7 @@
 pub mod aggregate;
 pub mod apply;
 mod backlog;
+mod connect;
 pub mod digest;
 pub mod dirsig;
 pub mod events;
@@ -508,7 +509,7 @@ impl<'a> Index<'a> {
             return;
         }
         *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let Ok((db, _)) = self.current_checked() else {
+        let Ok((mut db, _)) = self.current_checked() else {
             return;
         };
         let changes = apply::commit_changes(&self.tracker, self.schema, commit);
@@ -519,6 +520,11 @@ impl<'a> Index<'a> {
             let lock = WriterLock::acquire(&self.paths, Duration::from_secs(5))
                 .map_err(|e| e.to_string())?
                 .ok_or("writer lock busy")?;
+            // Chosen again under the lock: while this waited, a rebuild may have switched
+            // `CURRENT` and removed `db`, and the new generation may lack this commit.
+            if let Ok((current, _)) = self.current_checked() {
+                db = current;
+            }
             let mut conn = store::open_write(&db).map_err(|e| e.to_string())?;
             apply::apply_changes(&mut conn, &lock, self.schema, changes)
                 .map(|_| ())

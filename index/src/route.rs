@@ -1,7 +1,9 @@
 //! How a read is answered: the freshness check (once per command with `check_once`), repair
-//! or rebuild of the projection, the pooled read connection, and the retreat to a scan when the
-//! index cannot answer. A fresh projection answers while its sweep runs (`Index::answer`).
+//! or rebuild of the projection, and the retreat to a scan when the index cannot answer (the
+//! connection itself is `crate::connect`'s). A fresh projection answers while its sweep runs
+//! (`Index::answer`).
 
+use crate::connect::{Connected, PooledConn};
 use crate::dirsig::{self, FolderSigs, Freshness};
 use crate::freshness::{self, Recorded, Report};
 use crate::source::SweepScope;
@@ -9,9 +11,6 @@ use crate::store::{self, Condition, WriterLock};
 use crate::{Index, Path2, apply, indexer, maintenance};
 use pm_engine::notice::Notice;
 use rusqlite::Connection;
-
-/// A pooled read connection.
-type PooledConn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -72,8 +71,10 @@ impl Index<'_> {
             // An earlier check of this command may cover the scope; prepare() decides.
             return None;
         }
-        let (db, generation) = self.current_checked().ok()?;
-        let conn = self.connection(&db, &mut Vec::new())?;
+        let current = self.current_checked().ok()?;
+        let Connected {
+            conn, generation, ..
+        } = self.connection(current, &mut Vec::new())?;
         let folders = self.folders_before_sweep();
         // One read transaction: the recorded digest and the answer come from one snapshot.
         conn.execute_batch("BEGIN").ok()?;
@@ -138,12 +139,12 @@ impl Index<'_> {
         let covered = *self.confirmed.lock().unwrap_or_else(|e| e.into_inner());
         let confirmed = self.options.check_once && covered.is_some_and(|c| c.covers(scope));
         if confirmed
-            && let Ok((db, _)) = self.current_checked()
-            && let Some(conn) = self.connection(&db, notices)
+            && let Ok(current) = self.current_checked()
+            && let Some(connected) = self.connection(current, notices)
         {
-            return Path2::Index(Box::new(conn));
+            return Path2::Index(Box::new(connected.conn));
         }
-        let (db, generation) = match self.current_checked() {
+        let current = match self.current_checked() {
             Ok(current) => current,
             Err(condition) => {
                 if !self.try_rebuild(&condition, notices) {
@@ -158,7 +159,12 @@ impl Index<'_> {
                 }
             }
         };
-        let Some(conn) = self.connection(&db, notices) else {
+        let Some(Connected {
+            conn,
+            db,
+            generation,
+        }) = self.connection(current, notices)
+        else {
             return Path2::Scan;
         };
         let folders = self.folders_before_sweep();
@@ -181,18 +187,21 @@ impl Index<'_> {
             return Path2::Index(Box::new(conn));
         }
         drop(conn);
-        if !self.repair(&db, report, notices) {
+        if !self.repair(&db, scope, report, notices) {
             return Path2::Scan;
         }
         match self.current_checked() {
-            Ok((db, generation)) => {
+            Ok(current) => {
+                let Some(connected) = self.connection(current, notices) else {
+                    return Path2::Scan;
+                };
                 // The repaired (or rebuilt) projection holds the files as swept, after the
-                // folders' signatures were taken.
+                // folders' signatures were taken (and a generation built after the repair
+                // read them later still).
                 if let Some(sigs) = folders {
-                    dirsig::record(&self.paths, generation, scope, sigs);
+                    dirsig::record(&self.paths, connected.generation, scope, sigs);
                 }
-                self.connection(&db, notices)
-                    .map_or(Path2::Scan, |c| Path2::Index(Box::new(c)))
+                Path2::Index(Box::new(connected.conn))
             }
             Err(c) => {
                 notices.push(unavailable(&c));
@@ -202,16 +211,33 @@ impl Index<'_> {
     }
 
     /// Brings a projection with `report`'s differences up to date; false when it cannot.
-    fn repair(&self, db: &Path, report: Report, notices: &mut Vec<Notice>) -> bool {
+    fn repair(
+        &self,
+        db: &Path,
+        scope: SweepScope,
+        report: Report,
+        notices: &mut Vec<Notice>,
+    ) -> bool {
         let wait = if report.changes.is_empty() {
             Duration::ZERO
         } else {
             self.options.lock_wait
         };
-        let lock = match WriterLock::acquire(&self.paths, wait) {
+        // A generation switch while this read waits (`pm reindex`, another read's rebuild)
+        // removes `db`; waiting on would queue behind the next writer for a file that is gone.
+        let still_current =
+            || store::current_db(&self.paths).is_ok_and(|(current, _)| current == db);
+        let lock = match WriterLock::acquire_while(&self.paths, wait, still_current) {
             Ok(Some(lock)) => lock,
             Ok(None) if report.changes.is_empty() => return true,
             Ok(None) => {
+                // A new generation with nothing to repair answers, as `db` would have.
+                if let Some((_, report)) = self.switched_from(db, scope)
+                    && report.unreadable_dirs.is_empty()
+                    && report.changes.is_empty()
+                {
+                    return true;
+                }
                 notices.push(Notice::new(
                     "index_busy",
                     "another pm process is writing the index; answered from a scan",
@@ -223,19 +249,25 @@ impl Index<'_> {
                 return false;
             }
         };
+        let (db, report) = match self.switched_from(db, scope) {
+            Some((_, report)) if !report.unreadable_dirs.is_empty() => return false,
+            Some((_, report)) if report.is_fresh() && report.racy_unchanged == 0 => return true,
+            Some((db, report)) => (db, report),
+            None => (db.to_path_buf(), report),
+        };
         let many = report.changes.len() > 64 && report.changes.len() * 4 > report.source_count;
         if many {
             return self.build_locked(&lock, notices);
         }
         let changes = if report.changes.is_empty() {
-            maintenance::settleable(self, db, &lock)
+            maintenance::settleable(self, &db, &lock)
         } else {
             report.changes
         };
         if changes.is_empty() {
             return true;
         }
-        let applied = store::open_write(db)
+        let applied = store::open_write(&db)
             .map_err(|e| e.to_string())
             .and_then(|mut conn| {
                 apply::apply_changes(&mut conn, &lock, self.schema, changes)
@@ -248,6 +280,33 @@ impl Index<'_> {
                 self.build_locked(&lock, notices)
             }
         }
+    }
+
+    /// Checks the generation that replaced `db`, if one did.
+    ///
+    /// A read that found `db` stale waits for the writer lock; meanwhile `pm reindex` (or
+    /// another read's rebuild) may switch `CURRENT` and remove `db`. The new generation's build
+    /// may have read a file before this read's sweep saw it change, so it is checked like any
+    /// other: with the lock held, it is then repaired instead of rebuilt; without it (the read
+    /// stopped waiting at the switch), it answers only when nothing needs repair. `None` when
+    /// `db` is still current (or the new one cannot be opened: applying to `db` then fails and
+    /// the read rebuilds, as before).
+    fn switched_from(&self, db: &Path, scope: SweepScope) -> Option<(PathBuf, Report)> {
+        let current = self.current_checked().ok()?;
+        if current.0 == db {
+            return None;
+        }
+        let connected = self.connection(current, &mut Vec::new())?;
+        let listings = self.folder_listings();
+        let report = freshness::check(
+            &connected.conn,
+            &self.tracker,
+            self.schema,
+            scope,
+            Some(&listings),
+        )
+        .ok()?;
+        Some((connected.db, report))
     }
 
     fn try_rebuild(&self, condition: &Condition, notices: &mut Vec<Notice>) -> bool {
@@ -288,47 +347,6 @@ impl Index<'_> {
         }
     }
 
-    fn connection(
-        &self,
-        db: &Path,
-        notices: &mut Vec<Notice>,
-    ) -> Option<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>> {
-        let mut guard = self.pool.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.as_ref().is_none_or(|(path, _)| path != db) {
-            match store::read_pool(db, self.options.pool_size) {
-                Ok(pool) => *guard = Some((db.to_path_buf(), pool)),
-                Err(e) => {
-                    notices.push(Notice::new("index_unavailable", e.to_string()));
-                    return None;
-                }
-            }
-        }
-        let pool = guard.as_ref().map(|(_, p)| p.clone())?;
-        drop(guard);
-        match pool.get() {
-            Ok(conn) => Some(conn),
-            Err(e) => {
-                notices.push(Notice::new("index_unavailable", e.to_string()));
-                None
-            }
-        }
-    }
-
-    /// The database `CURRENT` names, checked by [`store::probe`] once per file: a database is
-    /// never rewritten under another projection version or fingerprint (a rebuild writes a new
-    /// generation file), so its check stands for as long as `CURRENT` names it, and a read
-    /// opens no connection of its own to repeat it.
-    pub(crate) fn current_checked(&self) -> Result<(PathBuf, u64), Condition> {
-        let current = store::current_db(&self.paths)?;
-        let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
-        if checked.as_ref() == Some(&current) {
-            return Ok(current);
-        }
-        let (_, generation, db) = store::probe(&self.paths, &self.fingerprint)?;
-        *checked = Some((db.clone(), generation));
-        Ok((db, generation))
-    }
-
     /// With [`Freshness::Directories`], answers without a sweep when the folders' signatures
     /// equal those recorded after a full sweep of `scope` (or a wider one) confirmed the current
     /// database; `None` sends the read down the usual paths.
@@ -346,7 +364,12 @@ impl Index<'_> {
         if !confirmation.covers(generation, scope, now.digest) {
             return None;
         }
-        let conn = self.connection(&db, &mut Vec::new())?;
+        let connected = self.connection((db, generation), &mut Vec::new())?;
+        if connected.generation != generation {
+            // The folders confirmed the generation that was switched away, not this one.
+            return None;
+        }
+        let conn = connected.conn;
         let answer = in_snapshot(&conn, query).ok()?;
         self.trusted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -359,12 +382,6 @@ impl Index<'_> {
         (self.options.freshness == Freshness::Directories)
             .then(|| dirsig::take(&self.tracker, self.schema, &self.paths, true))
             .flatten()
-    }
-
-    pub(crate) fn reset_pool(&self) {
-        *self.pool.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        *self.checked.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     /// A query failed on a projection that passed its checks: answer from a scan and retire

@@ -28,6 +28,17 @@ pub const LISTING_DIR: &str = "listing";
 pub const APP_ID: &str = "pm-index";
 /// How long SQLite waits for a lock held by another connection.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest a read waits for a pooled connection (r2d2's `connection_timeout`, 30 s unless
+/// set).
+///
+/// Opening a read connection to an existing file takes well under a millisecond; the wait runs
+/// long only when the file is gone (a generation switch removed it after the read chose it)
+/// and r2d2 retries the open until the timeout. [`checkout`] notices the missing file after
+/// one [`CHECKOUT_POLL`] instead, so this bound matters only on a machine too loaded to open
+/// an existing file in time; the read then answers from a scan.
+pub const READ_CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
+/// How long one checkout attempt of [`checkout`] waits before it looks for the database file.
+pub const CHECKOUT_POLL: Duration = Duration::from_millis(10);
 
 /// The files of a tracker's projection.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,10 +137,12 @@ pub type ReadPool = r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>;
 
 /// Returns a pool of up to `size` read connections, each opened when first needed and then
 /// kept (no idle minimum: replenishing one would open a connection a one-shot command never
-/// uses, parsing the schema again).
+/// uses, parsing the schema again). A checkout waits at most [`READ_CONNECT_TIMEOUT`]; see
+/// [`checkout`] for one that also notices a removed file.
 ///
 /// # Errors
-/// The first connection failing to open.
+/// r2d2's initial fill failing; with no idle minimum it opens nothing, so a file that cannot
+/// be opened shows at checkout instead.
 pub fn read_pool(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
     let manager = r2d2_sqlite::SqliteConnectionManager::file(path)
         .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
@@ -137,7 +150,32 @@ pub fn read_pool(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
     r2d2::Pool::builder()
         .max_size(size.max(1))
         .min_idle(Some(0))
+        .connection_timeout(READ_CONNECT_TIMEOUT)
         .build(manager)
+}
+
+/// Checks out a connection to `db` from `pool`, giving up as soon as `db` is gone and after
+/// [`READ_CONNECT_TIMEOUT`] at most.
+///
+/// # Errors
+/// r2d2's timeout, carrying the last open error ("unable to open database file").
+pub fn checkout(
+    pool: &ReadPool,
+    db: &Path,
+) -> Result<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>, r2d2::Error> {
+    let start = Instant::now();
+    loop {
+        match pool.get_timeout(CHECKOUT_POLL) {
+            Ok(conn) => return Ok(conn),
+            Err(e)
+                if start.elapsed() >= READ_CONNECT_TIMEOUT
+                    || !matches!(entry(db), Ok(Entry::File)) =>
+            {
+                return Err(e);
+            }
+            Err(_) => {}
+        }
+    }
 }
 
 /// What the probe found at the projection's location.
@@ -356,6 +394,19 @@ impl WriterLock {
     /// # Errors
     /// I/O failures creating `runtime/index/` or the lock file.
     pub fn acquire(paths: &IndexPaths, wait: Duration) -> std::io::Result<Option<WriterLock>> {
+        WriterLock::acquire_while(paths, wait, || true)
+    }
+
+    /// Takes the lock as [`WriterLock::acquire`] does, but stops waiting, with `Ok(None)`, as
+    /// soon as `keep_waiting` (asked after each failed attempt) returns false.
+    ///
+    /// # Errors
+    /// I/O failures creating `runtime/index/` or the lock file.
+    pub fn acquire_while(
+        paths: &IndexPaths,
+        wait: Duration,
+        keep_waiting: impl Fn() -> bool,
+    ) -> std::io::Result<Option<WriterLock>> {
         ensure_dir(paths)?;
         let file = OpenOptions::new()
             .create(true)
@@ -367,7 +418,9 @@ impl WriterLock {
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(Some(WriterLock { file })),
-                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
+                Err(std::fs::TryLockError::WouldBlock)
+                    if start.elapsed() < wait && keep_waiting() =>
+                {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(50));
                 }
@@ -458,6 +511,38 @@ mod tests {
         ] {
             assert_eq!(IndexPaths::parse_db_name(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_checkout_of_a_removed_file_gives_up_quickly() -> Result<(), Box<dyn std::error::Error>> {
+        let tmp = tempfile::tempdir()?;
+        let db = tmp.path().join("index-000001.sqlite");
+        let pool = read_pool(&db, 1)?;
+        let start = Instant::now();
+        assert!(checkout(&pool, &db).is_err());
+        // The file is missing from the first attempt on: one poll, not the whole timeout.
+        assert!(
+            start.elapsed() < READ_CONNECT_TIMEOUT,
+            "{:?}",
+            start.elapsed()
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_lock_wait_stops_when_told() -> Result<(), Box<dyn std::error::Error>> {
+        let tmp = tempfile::tempdir()?;
+        let paths = IndexPaths::of(&Tracker::at(tmp.path()));
+        let _held = WriterLock::acquire(&paths, Duration::ZERO)?.ok_or("lock")?;
+        let start = Instant::now();
+        let waited = WriterLock::acquire_while(&paths, Duration::from_secs(60), || false)?;
+        assert!(waited.is_none());
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
+        Ok(())
     }
 
     #[test]
