@@ -56,7 +56,7 @@ pub fn cmd_history_repair(
         let report = with_context(ctx, "history-repair", args.force, |mctx, _| {
             history_repair_all(mctx, &opts)
         })?;
-        return Ok((MutationOutput::RepairAll(report), Vec::new()));
+        return Ok((MutationOutput::RepairAll(Box::new(report)), Vec::new()));
     }
     let Some(id) = args.id.as_deref().or(args.id_flag.as_deref()) else {
         return Err(Error::Usage {
@@ -71,5 +71,5 @@ pub fn cmd_history_repair(
     let report = with_context(ctx, "history-repair", args.force, |mctx, _| {
         history_repair(mctx, id, &opts)
     })?;
-    Ok((MutationOutput::Repair(report), Vec::new()))
+    Ok((MutationOutput::Repair(Box::new(report)), Vec::new()))
 }

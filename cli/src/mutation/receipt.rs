@@ -119,9 +119,9 @@ pub enum MutationOutput {
     /// `pm files|docs`.
     Links(LinksOutput),
     /// `pm history-repair <id>`.
-    Repair(RepairReport),
+    Repair(Box<RepairReport>),
     /// `pm history-repair --all`.
-    RepairAll(RepairAllReport),
+    RepairAll(Box<RepairAllReport>),
 }
 
 impl MutationOutput {

@@ -289,7 +289,7 @@ fn malformed_locks_are_removed_after_their_grace() -> TestResult {
     // Fresh: maybe pm-cli writing its body right now.
     let err = acquire(&tracker, "pm-m", &relaxed, &clock).expect_err("in grace");
     assert_eq!(err.code().as_str(), "lock_conflict");
-    let old = std::time::SystemTime::now() - Duration::from_secs(60);
+    let old = fs::metadata(&path)?.modified()? - Duration::from_secs(60);
     fs::File::options()
         .write(true)
         .open(&path)?
@@ -346,7 +346,7 @@ fn a_busy_gate_blocks_removal_until_it_is_abandoned() -> TestResult {
     let err = acquire(&tracker, "pm-g", &forced, &clock).expect_err("gate busy");
     assert_eq!(err.code().as_str(), "lock_conflict");
     // After five minutes the gate is broken even though its owner pid is alive.
-    let old = std::time::SystemTime::now() - Duration::from_secs(6 * 60);
+    let old = fs::metadata(&gate)?.modified()? - Duration::from_secs(6 * 60);
     fs::File::open(&gate)?.set_modified(old)?;
     acquire(&tracker, "pm-g", &forced, &clock)?.release()?;
     assert!(!gate.exists());
