@@ -161,16 +161,41 @@ pub fn apply_op(doc: &mut Value, op: &PatchOp) -> Result<(), PatchErrorKind> {
             if path.len() > from.len() && path[..from.len()] == from[..] {
                 return Err(PatchErrorKind::MoveIntoDescendant);
             }
+            let position = key_position(doc, &from);
             let value = remove(doc, &from)?;
             if let Err(kind) = add(doc, &path, value.clone()) {
-                // Put the value back so that a failed move leaves the document unchanged.
-                add(doc, &from, value).expect("re-adding a just-removed value succeeds");
+                put_back(doc, &from, position, value);
                 return Err(kind);
             }
             Ok(())
         }
         PatchOpKind::Unknown(op) => Err(PatchErrorKind::UnknownOp(op.clone())),
     }
+}
+
+/// Returns the position of the last key of `path` in its parent object (`None` when the
+/// parent is not an object or lacks the key).
+fn key_position(doc: &Value, path: &[Cow<'_, str>]) -> Option<usize> {
+    let (last, parent) = path.split_last()?;
+    match get(doc, parent) {
+        Ok(Value::Object(map)) => map.keys().position(|k| k == last),
+        _ => None,
+    }
+}
+
+/// Puts back the value a failed `move` removed from `from`, so that the document is unchanged:
+/// at the key's old `position` in an object (key order included), else at its array index.
+fn put_back(doc: &mut Value, from: &[Cow<'_, str>], position: Option<usize>, value: Value) {
+    if let (Some(index), Some((last, parent))) = (position, from.split_last())
+        && let Ok(Value::Object(map)) = get_mut(doc, parent)
+    {
+        // The key was at `index` of a map one entry longer, so `index <= map.len()`.
+        map.shift_insert(index, last.to_string(), value);
+        return;
+    }
+    // The removal left the parent array in place, one element shorter; a root `from` never
+    // gets here (a move from the root to anywhere but the root moves into a descendant).
+    add(doc, from, value).expect("re-adding a just-removed value succeeds");
 }
 
 fn value_of(op: &PatchOp) -> Result<&Value, PatchErrorKind> {
@@ -472,6 +497,23 @@ mod tests {
         assert_eq!(err.kind, PatchErrorKind::PathNotFound);
         assert_eq!(doc, before);
         Ok(())
+    }
+
+    /// A move whose target cannot take the value puts it back at its key's position: the
+    /// document is unchanged byte for byte (found by the history property tests).
+    #[test]
+    fn a_failed_move_keeps_the_key_order() {
+        let base = json!({"metadata": {"a": 1, "b": [2, 3], "c": 4}, "body": ""});
+        for (from, path) in [
+            ("/metadata", "/body/0"),
+            ("/metadata/a", "/metadata/x/y"),
+            ("/metadata/b/0", "/nope/0"),
+        ] {
+            let mut doc = base.clone();
+            let op = op(json!({"op": "move", "from": from, "path": path}));
+            assert_eq!(apply_op(&mut doc, &op), Err(PatchErrorKind::PathNotFound));
+            assert_eq!(doc.to_string(), base.to_string(), "{from} -> {path}");
+        }
     }
 
     #[test]
