@@ -30,6 +30,10 @@ pub enum PatchErrorKind {
     TestFailed,
     /// An unknown `op`.
     UnknownOp(String),
+    /// The value would nest deeper than [`MAX_NESTING`] levels below the document root.
+    TooDeep,
+    /// A `copy` of more values than the replay's [`CopyBudget`] has left.
+    CopyTooLarge,
 }
 
 impl PatchErrorKind {
@@ -45,6 +49,8 @@ impl PatchErrorKind {
             PatchErrorKind::MoveIntoDescendant => "move_into_descendant",
             PatchErrorKind::TestFailed => "test_failed",
             PatchErrorKind::UnknownOp(_) => "unknown_op",
+            PatchErrorKind::TooDeep => "too_deep",
+            PatchErrorKind::CopyTooLarge => "copy_too_large",
         }
     }
 }
@@ -92,6 +98,30 @@ pub enum LenientOutcome {
     Skipped(PatchErrorKind),
 }
 
+/// Deepest nesting of arrays and objects an operation may leave below the document root.
+///
+/// Every reader of a replayed state (hashing, canonicalization, serialization, even dropping
+/// it) recurses once per level, so a crafted stream that nests a value one level deeper per
+/// operation would overflow the stack. States pm writes stay far below the bound: item files
+/// nest at most 256 TOON levels (two containers each) or 128 JSON levels.
+pub const MAX_NESTING: usize = 1024;
+
+/// How many values (array elements, object members and scalars) the `copy` operations of
+/// one replay may create. pm never writes `copy`; without a bound, copying a value into
+/// itself doubles the document, and a few crafted operations exhaust memory.
+pub const MAX_COPIED_VALUES: usize = 1 << 16;
+
+/// What the `copy` operations of one replay may still create (see [`MAX_COPIED_VALUES`]):
+/// one budget spans every patch a replay applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyBudget(usize);
+
+impl Default for CopyBudget {
+    fn default() -> CopyBudget {
+        CopyBudget(MAX_COPIED_VALUES)
+    }
+}
+
 /// Applies `ops` in order, strictly: a `replace`, `remove` or `test` on a missing path fails,
 /// an array `add` needs an index ≤ length or `-`.
 ///
@@ -99,8 +129,20 @@ pub enum LenientOutcome {
 /// Returns the first failing operation. Earlier operations stay applied; each operation is
 /// all-or-nothing.
 pub fn apply_strict(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> {
+    apply_strict_within(doc, ops, &mut CopyBudget::default())
+}
+
+/// [`apply_strict`] drawing `copy` operations from `budget`, for a replay of many patches.
+///
+/// # Errors
+/// As [`apply_strict`].
+pub fn apply_strict_within(
+    doc: &mut Value,
+    ops: &[PatchOp],
+    budget: &mut CopyBudget,
+) -> Result<(), PatchError> {
     for (index, op) in ops.iter().enumerate() {
-        apply_op(doc, op).map_err(|kind| PatchError {
+        apply_op_within(doc, op, budget).map_err(|kind| PatchError {
             index,
             op: op.op.as_str().to_string(),
             path: op.path.clone(),
@@ -113,8 +155,17 @@ pub fn apply_strict(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> 
 /// Applies `ops` the way `pm history-repair` does: a `replace` on a missing path is applied as
 /// `add`, and operations that still cannot apply are skipped. Returns one outcome per op.
 pub fn apply_lenient(doc: &mut Value, ops: &[PatchOp]) -> Vec<LenientOutcome> {
+    apply_lenient_within(doc, ops, &mut CopyBudget::default())
+}
+
+/// [`apply_lenient`] drawing `copy` operations from `budget`, for a replay of many patches.
+pub fn apply_lenient_within(
+    doc: &mut Value,
+    ops: &[PatchOp],
+    budget: &mut CopyBudget,
+) -> Vec<LenientOutcome> {
     ops.iter()
-        .map(|op| match apply_op(doc, op) {
+        .map(|op| match apply_op_within(doc, op, budget) {
             Ok(()) => LenientOutcome::Applied,
             Err(PatchErrorKind::PathNotFound | PatchErrorKind::IndexOutOfBounds)
                 if op.op == PatchOpKind::Replace =>
@@ -123,7 +174,7 @@ pub fn apply_lenient(doc: &mut Value, ops: &[PatchOp]) -> Vec<LenientOutcome> {
                     op: PatchOpKind::Add,
                     ..op.clone()
                 };
-                match apply_op(doc, &add) {
+                match apply_op_within(doc, &add, budget) {
                     Ok(()) => LenientOutcome::ReplaceBecameAdd,
                     Err(kind) => LenientOutcome::Skipped(kind),
                 }
@@ -138,6 +189,18 @@ pub fn apply_lenient(doc: &mut Value, ops: &[PatchOp]) -> Vec<LenientOutcome> {
 /// # Errors
 /// The reason the operation cannot apply.
 pub fn apply_op(doc: &mut Value, op: &PatchOp) -> Result<(), PatchErrorKind> {
+    apply_op_within(doc, op, &mut CopyBudget::default())
+}
+
+/// [`apply_op`] drawing a `copy` from `budget` (unchanged when the operation fails).
+///
+/// # Errors
+/// As [`apply_op`].
+pub fn apply_op_within(
+    doc: &mut Value,
+    op: &PatchOp,
+    budget: &mut CopyBudget,
+) -> Result<(), PatchErrorKind> {
     let path = parse_pointer(&op.path)?;
     match &op.op {
         PatchOpKind::Add => add(doc, &path, value_of(op)?.clone()),
@@ -153,8 +216,13 @@ pub fn apply_op(doc: &mut Value, op: &PatchOp) -> Result<(), PatchErrorKind> {
         }
         PatchOpKind::Copy => {
             let from = parse_pointer(op.from.as_deref().ok_or(PatchErrorKind::MissingFrom)?)?;
-            let value = get(doc, &from)?.clone();
-            add(doc, &path, value)
+            let value = get(doc, &from)?;
+            let size = size_within(value, budget.0).ok_or(PatchErrorKind::CopyTooLarge)?;
+            let value = value.clone();
+            add(doc, &path, value)?;
+            // `size_within` answered at most what is left.
+            budget.0 -= size;
+            Ok(())
         }
         PatchOpKind::Move => {
             let from = parse_pointer(op.from.as_deref().ok_or(PatchErrorKind::MissingFrom)?)?;
@@ -194,8 +262,9 @@ fn put_back(doc: &mut Value, from: &[Cow<'_, str>], position: Option<usize>, val
         return;
     }
     // The removal left the parent array in place, one element shorter; a root `from` never
-    // gets here (a move from the root to anywhere but the root moves into a descendant).
-    add(doc, from, value).expect("re-adding a just-removed value succeeds");
+    // gets here (a move from the root to anywhere but the root moves into a descendant). The
+    // value was there before, so its depth is not checked again.
+    insert(doc, from, value).expect("re-adding a just-removed value succeeds");
 }
 
 fn value_of(op: &PatchOp) -> Result<&Value, PatchErrorKind> {
@@ -271,7 +340,48 @@ fn get_mut<'a>(doc: &'a mut Value, path: &[Cow<'_, str>]) -> Result<&'a mut Valu
     Ok(node)
 }
 
+/// Whether `value` at `path` stays within [`MAX_NESTING`] levels of the document root.
+fn check_nesting(path: &[Cow<'_, str>], value: &Value) -> Result<(), PatchErrorKind> {
+    match MAX_NESTING.checked_sub(path.len()) {
+        Some(levels) if fits(value, levels) => Ok(()),
+        _ => Err(PatchErrorKind::TooDeep),
+    }
+}
+
+/// Whether `value` nests at most `levels` levels of arrays and objects (a scalar none).
+fn fits(value: &Value, levels: usize) -> bool {
+    match value {
+        Value::Array(items) => levels > 0 && items.iter().all(|v| fits(v, levels - 1)),
+        Value::Object(map) => levels > 0 && map.values().all(|v| fits(v, levels - 1)),
+        _ => true,
+    }
+}
+
+/// Returns how many values `value` holds (itself included) when that is at most `limit`.
+fn size_within(value: &Value, limit: usize) -> Option<usize> {
+    let mut size = 0;
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        size += 1;
+        if size > limit {
+            return None;
+        }
+        match value {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => pending.extend(map.values()),
+            _ => {}
+        }
+    }
+    Some(size)
+}
+
 fn add(doc: &mut Value, path: &[Cow<'_, str>], value: Value) -> Result<(), PatchErrorKind> {
+    check_nesting(path, &value)?;
+    insert(doc, path, value)
+}
+
+/// `add` without the nesting check.
+fn insert(doc: &mut Value, path: &[Cow<'_, str>], value: Value) -> Result<(), PatchErrorKind> {
     let Some((last, parent)) = path.split_last() else {
         *doc = value;
         return Ok(());
@@ -296,6 +406,7 @@ fn add(doc: &mut Value, path: &[Cow<'_, str>], value: Value) -> Result<(), Patch
 }
 
 fn replace(doc: &mut Value, path: &[Cow<'_, str>], value: Value) -> Result<(), PatchErrorKind> {
+    check_nesting(path, &value)?;
     *get_mut(doc, path)? = value;
     Ok(())
 }

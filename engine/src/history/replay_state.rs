@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::entry::{HistoryEntry, PatchOp, PatchOpKind};
 use super::hash_parts::{HashParts, item_hash_once};
-use super::patch::{PatchError, apply_op, apply_strict};
+use super::patch::{CopyBudget, PatchError, apply_op_within, apply_strict_within};
 use super::replay::ChainIssue;
 use crate::hash::{EMPTY_DOC_HASH, HashEpoch, replay_hash};
 use crate::item::ItemDoc;
@@ -18,6 +18,8 @@ pub(super) struct State {
     /// Whether this state is hashed again after the next change; when not (the last entry of
     /// a stream), hashes skip filling `parts`.
     pub(super) rehashed: bool,
+    /// What the `copy` operations of the rest of the stream may still create.
+    copies: CopyBudget,
 }
 
 impl State {
@@ -29,6 +31,7 @@ impl State {
             root: Value::Object(root),
             parts: HashParts::default(),
             rehashed: true,
+            copies: CopyBudget::default(),
         }
     }
 
@@ -44,7 +47,7 @@ impl State {
         }
         // A failed patch may have changed part of the state before failing.
         self.parts.invalidate(&entry.patch);
-        apply_strict(&mut self.root, &entry.patch)
+        apply_strict_within(&mut self.root, &entry.patch, &mut self.copies)
             .map_err(|err| ChainIssue::patch_failed(entry_number, err.to_string()))?;
         self.check_shape(entry_number)
     }
@@ -65,7 +68,7 @@ impl State {
                 continue;
             }
             // What `apply_strict` reports for the operation that fails.
-            apply_op(&mut self.root, op).map_err(|kind| {
+            apply_op_within(&mut self.root, op, &mut self.copies).map_err(|kind| {
                 let err = PatchError {
                     index,
                     op: op.op.as_str().to_string(),
@@ -81,7 +84,8 @@ impl State {
     /// Applies an `add` or `replace` of `/body` or of a top-level metadata key without
     /// escapes, moving its value, when the operation cannot fail; returns false with nothing
     /// changed otherwise (the caller applies it the general way). The result is what
-    /// `apply_op` gives.
+    /// `apply_op` gives: the value was parsed from a history line, so it nests at most 128
+    /// levels (serde_json's limit), well within `MAX_NESTING` at depth 2.
     pub(super) fn apply_direct(&mut self, op: &mut PatchOp) -> bool {
         let add = match op.op {
             PatchOpKind::Add => true,
@@ -393,6 +397,89 @@ mod tests {
             assert_eq!(report.doc, after);
             let replayed = replay_to(&entries, 2).map_err(|e| format!("{e:?}"))?;
             assert_eq!(replayed.doc, after);
+        }
+        Ok(())
+    }
+
+    /// Operations that nest the value at `/metadata/nest` one level deeper per round, with
+    /// constant-size operations (what a crafted stream can do to overflow the stack).
+    fn nesting(rounds: usize) -> Vec<PatchOp> {
+        let mut ops = vec![PatchOp::add("/metadata/nest", json!({}))];
+        for _ in 0..rounds {
+            ops.push(PatchOp::add("/metadata/n", json!({})));
+            for (from, path) in [
+                ("/metadata/nest", "/metadata/n/x"),
+                ("/metadata/n", "/metadata/nest"),
+            ] {
+                let mut op = PatchOp::add(path, Value::Null);
+                (op.op, op.from, op.value) = (PatchOpKind::Move, Some(from.into()), None);
+                ops.push(op);
+            }
+        }
+        ops
+    }
+
+    /// Replay nests values at most `MAX_NESTING` levels deep: the deepest state it allows is
+    /// hashed and verified (no stack overflow), one level more fails the entry.
+    #[test]
+    fn nesting_is_bounded() -> Result<(), String> {
+        use crate::history::patch::{MAX_NESTING, apply_strict};
+        // `nest` sits at depth 2 and holds `rounds + 1` levels.
+        let deepest = MAX_NESTING - 3;
+        let mut state = json!({"metadata": doc("a").metadata, "body": "text"});
+        let ops = nesting(deepest);
+        apply_strict(&mut state, &ops).map_err(|e| e.to_string())?;
+        let deep = ItemDoc {
+            metadata: state["metadata"].as_object().cloned().unwrap_or_default(),
+            body: "text".into(),
+        };
+        let mut entries = stream(ops);
+        entries[1].after_hash = crate::hash::replay_hash(&deep, HashEpoch::V2);
+        let report = both(&entries);
+        assert!(report.is_ok(), "{:?}", report.issues);
+        assert_eq!(report.doc, deep);
+
+        let report = both(&stream(nesting(deepest + 1)));
+        let issue = &report.issues[0];
+        assert_eq!(issue.code(), "patch_apply_failed:entry_2");
+        assert!(
+            issue
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.contains("too_deep")),
+            "{issue:?}"
+        );
+        Ok(())
+    }
+
+    /// Copying a value into itself doubles it; the copies of one stream are bounded.
+    #[test]
+    fn copies_are_bounded() -> Result<(), String> {
+        let doubling = |count: usize| -> Result<Vec<PatchOp>, String> {
+            let mut ops = vec![PatchOp::add("/metadata/a", json!([0]))];
+            for _ in 0..count {
+                ops.push(op(
+                    json!({"op": "copy", "from": "/metadata/a", "path": "/metadata/a/-"}),
+                )?);
+            }
+            Ok(ops)
+        };
+        // 2^15 values fit the budget; 2^16 more do not, whether in one entry or spread out.
+        let report = both(&stream(doubling(15)?));
+        assert_eq!(report.applied, 2, "{:?}", report.issues);
+        let mut spread = stream(doubling(15)?);
+        spread.push(entry(doubling(2)?, "", ""));
+        for entries in [stream(doubling(40)?), spread] {
+            let report = both(&entries);
+            let issue = report.issues.last().ok_or("no issue")?;
+            assert_eq!(issue.kind, crate::history::ChainIssueKind::PatchApplyFailed);
+            assert!(
+                issue
+                    .detail
+                    .as_deref()
+                    .is_some_and(|d| d.contains("copy_too_large")),
+                "{issue:?}"
+            );
         }
         Ok(())
     }
