@@ -2,6 +2,7 @@
 //! their generation, appending, hash-chain replay and verification, and the workspace stream.
 
 pub mod append;
+mod bounds;
 pub mod diff;
 pub mod entry;
 mod hash_parts;

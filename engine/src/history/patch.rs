@@ -7,6 +7,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::bounds::check_nesting;
+pub use super::bounds::{CopyBudget, MAX_COPIED_VALUES, MAX_NESTING};
 use super::entry::{PatchOp, PatchOpKind};
 
 /// Why one operation could not be applied.
@@ -96,30 +98,6 @@ pub enum LenientOutcome {
     ReplaceBecameAdd,
     /// Not applied; the document is unchanged by it.
     Skipped(PatchErrorKind),
-}
-
-/// Deepest nesting of arrays and objects an operation may leave below the document root.
-///
-/// Every reader of a replayed state (hashing, canonicalization, serialization, even dropping
-/// it) recurses once per level, so a crafted stream that nests a value one level deeper per
-/// operation would overflow the stack. States pm writes stay far below the bound: item files
-/// nest at most 256 TOON levels (two containers each) or 128 JSON levels.
-pub const MAX_NESTING: usize = 1024;
-
-/// How many values (array elements, object members and scalars) the `copy` operations of
-/// one replay may create. pm never writes `copy`; without a bound, copying a value into
-/// itself doubles the document, and a few crafted operations exhaust memory.
-pub const MAX_COPIED_VALUES: usize = 1 << 16;
-
-/// What the `copy` operations of one replay may still create (see [`MAX_COPIED_VALUES`]):
-/// one budget spans every patch a replay applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CopyBudget(usize);
-
-impl Default for CopyBudget {
-    fn default() -> CopyBudget {
-        CopyBudget(MAX_COPIED_VALUES)
-    }
 }
 
 /// Applies `ops` in order, strictly: a `replace`, `remove` or `test` on a missing path fails,
@@ -217,11 +195,10 @@ pub fn apply_op_within(
         PatchOpKind::Copy => {
             let from = parse_pointer(op.from.as_deref().ok_or(PatchErrorKind::MissingFrom)?)?;
             let value = get(doc, &from)?;
-            let size = size_within(value, budget.0).ok_or(PatchErrorKind::CopyTooLarge)?;
+            let size = budget.size_of(value)?;
             let value = value.clone();
             add(doc, &path, value)?;
-            // `size_within` answered at most what is left.
-            budget.0 -= size;
+            budget.spend(size);
             Ok(())
         }
         PatchOpKind::Move => {
@@ -338,41 +315,6 @@ fn get_mut<'a>(doc: &'a mut Value, path: &[Cow<'_, str>]) -> Result<&'a mut Valu
         };
     }
     Ok(node)
-}
-
-/// Whether `value` at `path` stays within [`MAX_NESTING`] levels of the document root.
-fn check_nesting(path: &[Cow<'_, str>], value: &Value) -> Result<(), PatchErrorKind> {
-    match MAX_NESTING.checked_sub(path.len()) {
-        Some(levels) if fits(value, levels) => Ok(()),
-        _ => Err(PatchErrorKind::TooDeep),
-    }
-}
-
-/// Whether `value` nests at most `levels` levels of arrays and objects (a scalar none).
-fn fits(value: &Value, levels: usize) -> bool {
-    match value {
-        Value::Array(items) => levels > 0 && items.iter().all(|v| fits(v, levels - 1)),
-        Value::Object(map) => levels > 0 && map.values().all(|v| fits(v, levels - 1)),
-        _ => true,
-    }
-}
-
-/// Returns how many values `value` holds (itself included) when that is at most `limit`.
-fn size_within(value: &Value, limit: usize) -> Option<usize> {
-    let mut size = 0;
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
-        size += 1;
-        if size > limit {
-            return None;
-        }
-        match value {
-            Value::Array(items) => pending.extend(items),
-            Value::Object(map) => pending.extend(map.values()),
-            _ => {}
-        }
-    }
-    Some(size)
 }
 
 fn add(doc: &mut Value, path: &[Cow<'_, str>], value: Value) -> Result<(), PatchErrorKind> {
