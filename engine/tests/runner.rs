@@ -1,6 +1,7 @@
 //! The single integration-test binary of pm-engine; every `tests/test_*.rs` is declared here.
 
-// Generators and invariants of the history property tests.
+// Generators and invariants of the history and file property tests.
+mod history_forgery;
 mod history_fuzz;
 
 mod test_bench_corpus;

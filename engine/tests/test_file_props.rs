@@ -17,7 +17,8 @@ use pm_engine::read::{GetDepth, GetScope, TrackerView, ValidateOptions, get_item
 use pm_engine::settings::SettingsEnv;
 use pm_engine::tracker::Tracker;
 
-use crate::history_fuzz::{Forgery, config, doc, forge_stream, forgery};
+use crate::history_forgery::{Forgery, forge_stream, forgery};
+use crate::history_fuzz::{config, doc};
 
 /// The files a case damages, relative to the tracker root.
 const FILES: &[&str] = &[

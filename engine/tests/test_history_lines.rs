@@ -21,7 +21,8 @@ use pm_engine::read::{
 use pm_engine::settings::SettingsEnv;
 use pm_engine::tracker::Tracker;
 
-use crate::history_fuzz::{chain, check_replay, check_stream, config, forge_stream, forgery};
+use crate::history_forgery::{check_stream, forge_stream, forgery};
+use crate::history_fuzz::{chain, check_replay, config};
 
 fn lines_of(entries: &[HistoryEntry]) -> Vec<String> {
     entries.iter().map(HistoryEntry::to_line).collect()
