@@ -25,6 +25,7 @@ mod test_graph_reads;
 mod test_health;
 mod test_help;
 mod test_history;
+mod test_history_crafted;
 mod test_history_provenance;
 mod test_history_repair;
 mod test_index_commands;

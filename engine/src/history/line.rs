@@ -278,6 +278,8 @@ impl<'de> Visitor<'de> for OpVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::{Index, select};
 
     const D001: &str = include_str!("../../../testdata/history/pm-d001.jsonl");
 
@@ -321,6 +323,68 @@ mod tests {
             "[1,2]".to_string(),
         ] {
             assert_eq!(parse_entry_line(&line), None, "{line}");
+        }
+    }
+
+    /// Snippets that make a line unusual but often still valid JSON: repeated, `null` or
+    /// mistyped keys, escapes, out-of-range numbers, odd operations.
+    const SNIPPETS: &[&str] = &[
+        r#""ts":"t2","#,
+        r#""patch":[],"#,
+        r#""patch":null,"#,
+        r#""item_hash_version":2,"#,
+        r#""item_hash_version":1.0,"#,
+        r#""item_hash_version":"2","#,
+        r#""message":null,"#,
+        r#""message":7,"#,
+        r#""context":null,"#,
+        r#""agent_provenance":{"model":null},"#,
+        r#""x":1e400,"#,
+        r#""x":"\ud800","#,
+        r#""t\u0073":"t","#,
+        r#"{"op":"add","path":"/a","value":1,"value":2},"#,
+        r#"{"op":"move","from":7,"path":"/a"},"#,
+        r#"{"op":"copy","from":null,"path":""},"#,
+        r#"{"path":"/a"},"#,
+        "null,",
+        "7,",
+        ",",
+        "\"",
+        "}",
+        "]",
+    ];
+
+    /// Cuts, edits and insertions of `line` at character boundaries.
+    fn forged(line: &str, at: Index, cut: Index, snippet: &str, mode: u8) -> String {
+        let bounds: Vec<usize> = (0..=line.len())
+            .filter(|i| line.is_char_boundary(*i))
+            .collect();
+        let at = bounds[at.index(bounds.len())];
+        let cut = bounds[cut.index(bounds.len())];
+        match mode {
+            0 => line[..cut].to_string(),
+            1 => format!("{}{snippet}{}", &line[..at], &line[at..]),
+            2 => format!("{}{snippet}{}", &line[..at.min(cut)], &line[at.max(cut)..]),
+            _ => format!("{{{snippet}{}", line.strip_prefix('{').unwrap_or(line)),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// The fast path answers only lines the full reader reads, and with its entry.
+        #[test]
+        fn the_fast_path_never_disagrees_with_the_full_reader(
+            line in select(D001.lines().collect::<Vec<_>>()),
+            at in any::<Index>(),
+            cut in any::<Index>(),
+            snippets in proptest::collection::vec(select(SNIPPETS), 1..3),
+            mode in 0u8..4,
+        ) {
+            let text = forged(line, at, cut, &snippets.concat(), mode);
+            if let Some(fast) = parse_entry_line(&text) {
+                prop_assert_eq!(Some(fast), full(&text), "{}", text);
+            }
         }
     }
 }

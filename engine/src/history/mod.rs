@@ -3,6 +3,7 @@
 
 pub mod anchor;
 pub mod append;
+mod bounds;
 pub mod diff;
 pub mod entry;
 mod hash_parts;

@@ -7,6 +7,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::bounds::check_nesting;
+pub use super::bounds::{CopyBudget, MAX_COPIED_VALUES, MAX_NESTING};
 use super::entry::{PatchOp, PatchOpKind};
 
 /// Why one operation could not be applied.
@@ -30,6 +32,10 @@ pub enum PatchErrorKind {
     TestFailed,
     /// An unknown `op`.
     UnknownOp(String),
+    /// The value would nest deeper than [`MAX_NESTING`] levels below the document root.
+    TooDeep,
+    /// A `copy` of more values than the replay's [`CopyBudget`] has left.
+    CopyTooLarge,
 }
 
 impl PatchErrorKind {
@@ -45,6 +51,8 @@ impl PatchErrorKind {
             PatchErrorKind::MoveIntoDescendant => "move_into_descendant",
             PatchErrorKind::TestFailed => "test_failed",
             PatchErrorKind::UnknownOp(_) => "unknown_op",
+            PatchErrorKind::TooDeep => "too_deep",
+            PatchErrorKind::CopyTooLarge => "copy_too_large",
         }
     }
 }
@@ -99,8 +107,20 @@ pub enum LenientOutcome {
 /// Returns the first failing operation. Earlier operations stay applied; each operation is
 /// all-or-nothing.
 pub fn apply_strict(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> {
+    apply_strict_within(doc, ops, &mut CopyBudget::default())
+}
+
+/// [`apply_strict`] drawing `copy` operations from `budget`, for a replay of many patches.
+///
+/// # Errors
+/// As [`apply_strict`].
+pub fn apply_strict_within(
+    doc: &mut Value,
+    ops: &[PatchOp],
+    budget: &mut CopyBudget,
+) -> Result<(), PatchError> {
     for (index, op) in ops.iter().enumerate() {
-        apply_op(doc, op).map_err(|kind| PatchError {
+        apply_op_within(doc, op, budget).map_err(|kind| PatchError {
             index,
             op: op.op.as_str().to_string(),
             path: op.path.clone(),
@@ -113,8 +133,17 @@ pub fn apply_strict(doc: &mut Value, ops: &[PatchOp]) -> Result<(), PatchError> 
 /// Applies `ops` the way `pm history-repair` does: a `replace` on a missing path is applied as
 /// `add`, and operations that still cannot apply are skipped. Returns one outcome per op.
 pub fn apply_lenient(doc: &mut Value, ops: &[PatchOp]) -> Vec<LenientOutcome> {
+    apply_lenient_within(doc, ops, &mut CopyBudget::default())
+}
+
+/// [`apply_lenient`] drawing `copy` operations from `budget`, for a replay of many patches.
+pub fn apply_lenient_within(
+    doc: &mut Value,
+    ops: &[PatchOp],
+    budget: &mut CopyBudget,
+) -> Vec<LenientOutcome> {
     ops.iter()
-        .map(|op| match apply_op(doc, op) {
+        .map(|op| match apply_op_within(doc, op, budget) {
             Ok(()) => LenientOutcome::Applied,
             Err(PatchErrorKind::PathNotFound | PatchErrorKind::IndexOutOfBounds)
                 if op.op == PatchOpKind::Replace =>
@@ -123,7 +152,7 @@ pub fn apply_lenient(doc: &mut Value, ops: &[PatchOp]) -> Vec<LenientOutcome> {
                     op: PatchOpKind::Add,
                     ..op.clone()
                 };
-                match apply_op(doc, &add) {
+                match apply_op_within(doc, &add, budget) {
                     Ok(()) => LenientOutcome::ReplaceBecameAdd,
                     Err(kind) => LenientOutcome::Skipped(kind),
                 }
@@ -138,6 +167,18 @@ pub fn apply_lenient(doc: &mut Value, ops: &[PatchOp]) -> Vec<LenientOutcome> {
 /// # Errors
 /// The reason the operation cannot apply.
 pub fn apply_op(doc: &mut Value, op: &PatchOp) -> Result<(), PatchErrorKind> {
+    apply_op_within(doc, op, &mut CopyBudget::default())
+}
+
+/// [`apply_op`] drawing a `copy` from `budget` (unchanged when the operation fails).
+///
+/// # Errors
+/// As [`apply_op`].
+pub fn apply_op_within(
+    doc: &mut Value,
+    op: &PatchOp,
+    budget: &mut CopyBudget,
+) -> Result<(), PatchErrorKind> {
     let path = parse_pointer(&op.path)?;
     match &op.op {
         PatchOpKind::Add => add(doc, &path, value_of(op)?.clone()),
@@ -153,24 +194,54 @@ pub fn apply_op(doc: &mut Value, op: &PatchOp) -> Result<(), PatchErrorKind> {
         }
         PatchOpKind::Copy => {
             let from = parse_pointer(op.from.as_deref().ok_or(PatchErrorKind::MissingFrom)?)?;
-            let value = get(doc, &from)?.clone();
-            add(doc, &path, value)
+            let value = get(doc, &from)?;
+            let size = budget.size_of(value)?;
+            let value = value.clone();
+            add(doc, &path, value)?;
+            budget.spend(size);
+            Ok(())
         }
         PatchOpKind::Move => {
             let from = parse_pointer(op.from.as_deref().ok_or(PatchErrorKind::MissingFrom)?)?;
             if path.len() > from.len() && path[..from.len()] == from[..] {
                 return Err(PatchErrorKind::MoveIntoDescendant);
             }
+            let position = key_position(doc, &from);
             let value = remove(doc, &from)?;
             if let Err(kind) = add(doc, &path, value.clone()) {
-                // Put the value back so that a failed move leaves the document unchanged.
-                add(doc, &from, value).expect("re-adding a just-removed value succeeds");
+                put_back(doc, &from, position, value);
                 return Err(kind);
             }
             Ok(())
         }
         PatchOpKind::Unknown(op) => Err(PatchErrorKind::UnknownOp(op.clone())),
     }
+}
+
+/// Returns the position of the last key of `path` in its parent object (`None` when the
+/// parent is not an object or lacks the key).
+fn key_position(doc: &Value, path: &[Cow<'_, str>]) -> Option<usize> {
+    let (last, parent) = path.split_last()?;
+    match get(doc, parent) {
+        Ok(Value::Object(map)) => map.keys().position(|k| k == last),
+        _ => None,
+    }
+}
+
+/// Puts back the value a failed `move` removed from `from`, so that the document is unchanged:
+/// at the key's old `position` in an object (key order included), else at its array index.
+fn put_back(doc: &mut Value, from: &[Cow<'_, str>], position: Option<usize>, value: Value) {
+    if let (Some(index), Some((last, parent))) = (position, from.split_last())
+        && let Ok(Value::Object(map)) = get_mut(doc, parent)
+    {
+        // The key was at `index` of a map one entry longer, so `index <= map.len()`.
+        map.shift_insert(index, last.to_string(), value);
+        return;
+    }
+    // The removal left the parent array in place, one element shorter; a root `from` never
+    // gets here (a move from the root to anywhere but the root moves into a descendant). The
+    // value was there before, so its depth is not checked again.
+    insert(doc, from, value).expect("re-adding a just-removed value succeeds");
 }
 
 fn value_of(op: &PatchOp) -> Result<&Value, PatchErrorKind> {
@@ -247,6 +318,12 @@ fn get_mut<'a>(doc: &'a mut Value, path: &[Cow<'_, str>]) -> Result<&'a mut Valu
 }
 
 fn add(doc: &mut Value, path: &[Cow<'_, str>], value: Value) -> Result<(), PatchErrorKind> {
+    check_nesting(path, &value)?;
+    insert(doc, path, value)
+}
+
+/// `add` without the nesting check.
+fn insert(doc: &mut Value, path: &[Cow<'_, str>], value: Value) -> Result<(), PatchErrorKind> {
     let Some((last, parent)) = path.split_last() else {
         *doc = value;
         return Ok(());
@@ -271,6 +348,7 @@ fn add(doc: &mut Value, path: &[Cow<'_, str>], value: Value) -> Result<(), Patch
 }
 
 fn replace(doc: &mut Value, path: &[Cow<'_, str>], value: Value) -> Result<(), PatchErrorKind> {
+    check_nesting(path, &value)?;
     *get_mut(doc, path)? = value;
     Ok(())
 }
@@ -472,6 +550,23 @@ mod tests {
         assert_eq!(err.kind, PatchErrorKind::PathNotFound);
         assert_eq!(doc, before);
         Ok(())
+    }
+
+    /// A move whose target cannot take the value puts it back at its key's position: the
+    /// document is unchanged byte for byte (found by the history property tests).
+    #[test]
+    fn a_failed_move_keeps_the_key_order() {
+        let base = json!({"metadata": {"a": 1, "b": [2, 3], "c": 4}, "body": ""});
+        for (from, path) in [
+            ("/metadata", "/body/0"),
+            ("/metadata/a", "/metadata/x/y"),
+            ("/metadata/b/0", "/nope/0"),
+        ] {
+            let mut doc = base.clone();
+            let op = op(json!({"op": "move", "from": from, "path": path}));
+            assert_eq!(apply_op(&mut doc, &op), Err(PatchErrorKind::PathNotFound));
+            assert_eq!(doc.to_string(), base.to_string(), "{from} -> {path}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::entry::{HistoryEntry, PatchOp, PatchOpKind};
 use super::hash_parts::{HashParts, item_hash_once};
-use super::patch::{PatchError, apply_op, apply_strict};
+use super::patch::{CopyBudget, PatchError, apply_op_within, apply_strict_within};
 use super::replay::ChainIssue;
 use crate::hash::{EMPTY_DOC_HASH, HashEpoch, replay_hash};
 use crate::item::ItemDoc;
@@ -18,6 +18,8 @@ pub(super) struct State {
     /// Whether this state is hashed again after the next change; when not (the last entry of
     /// a stream), hashes skip filling `parts`.
     pub(super) rehashed: bool,
+    /// What the `copy` operations of the rest of the stream may still create.
+    copies: CopyBudget,
 }
 
 impl State {
@@ -29,6 +31,7 @@ impl State {
             root: Value::Object(root),
             parts: HashParts::default(),
             rehashed: true,
+            copies: CopyBudget::default(),
         }
     }
 
@@ -44,7 +47,7 @@ impl State {
         }
         // A failed patch may have changed part of the state before failing.
         self.parts.invalidate(&entry.patch);
-        apply_strict(&mut self.root, &entry.patch)
+        apply_strict_within(&mut self.root, &entry.patch, &mut self.copies)
             .map_err(|err| ChainIssue::patch_failed(entry_number, err.to_string()))?;
         self.check_shape(entry_number)
     }
@@ -65,7 +68,7 @@ impl State {
                 continue;
             }
             // What `apply_strict` reports for the operation that fails.
-            apply_op(&mut self.root, op).map_err(|kind| {
+            apply_op_within(&mut self.root, op, &mut self.copies).map_err(|kind| {
                 let err = PatchError {
                     index,
                     op: op.op.as_str().to_string(),
@@ -81,7 +84,8 @@ impl State {
     /// Applies an `add` or `replace` of `/body` or of a top-level metadata key without
     /// escapes, moving its value, when the operation cannot fail; returns false with nothing
     /// changed otherwise (the caller applies it the general way). The result is what
-    /// `apply_op` gives.
+    /// `apply_op` gives: the value was parsed from a history line, so it nests at most 128
+    /// levels (serde_json's limit), well within `MAX_NESTING` at depth 2.
     pub(super) fn apply_direct(&mut self, op: &mut PatchOp) -> bool {
         let add = match op.op {
             PatchOpKind::Add => true,
@@ -172,8 +176,15 @@ impl State {
             && root.and_then(|r| r.get("body")).and_then(Value::as_str) == Some("")
     }
 
+    /// Moves the document out of the state, leaving the state's `metadata` and `body` empty.
+    ///
+    /// Only a state that kept its shape is hashed, but a patch that failed (the replay stops
+    /// there) may have left anything, even a root that is not an object (`{"op":"replace",
+    /// "path":"","value":5}`): what is not `{metadata: object, body: string}` reads as empty.
     pub(super) fn take_doc(&mut self) -> ItemDoc {
-        let root = self.root.as_object_mut().expect("state is an object");
+        let Value::Object(root) = &mut self.root else {
+            return ItemDoc::empty();
+        };
         let metadata = match root.get_mut("metadata") {
             Some(Value::Object(map)) => std::mem::take(map),
             _ => Map::new(),
@@ -185,12 +196,19 @@ impl State {
         ItemDoc { metadata, body }
     }
 
+    /// Puts a document taken with [`State::take_doc`] back (a root that is not an object
+    /// becomes one).
     pub(super) fn put_doc(&mut self, doc: ItemDoc) {
-        let root = self.root.as_object_mut().expect("state is an object");
-        root.insert("metadata".into(), Value::Object(doc.metadata));
-        root.insert("body".into(), Value::String(doc.body));
+        if !self.root.is_object() {
+            self.root = Value::Object(Map::new());
+        }
+        if let Value::Object(root) = &mut self.root {
+            root.insert("metadata".into(), Value::Object(doc.metadata));
+            root.insert("body".into(), Value::String(doc.body));
+        }
     }
 
+    /// Returns the document (see [`State::take_doc`] for a state a failed patch left).
     pub(super) fn into_doc(mut self) -> ItemDoc {
         self.take_doc()
     }
@@ -242,4 +260,237 @@ fn epochs_agree(doc: &ItemDoc) -> bool {
         .and_then(Value::as_array)
         .map_or(0, Vec::len);
     tests_len < 2 || !doc.metadata.get("tags").is_some_and(Value::is_array)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::item_hash;
+    use crate::history::point::{ReplayError, replay_to};
+    use crate::history::replay::{ChainReport, verify_chain, verify_chain_taking};
+    use serde_json::json;
+
+    fn doc(title: &str) -> ItemDoc {
+        let metadata = json!({"id": "pm-a", "title": title, "tags": [], "status": "open"});
+        ItemDoc {
+            metadata: metadata.as_object().cloned().unwrap_or_default(),
+            body: "text".into(),
+        }
+    }
+
+    fn entry(patch: Vec<PatchOp>, before: &str, after: &str) -> HistoryEntry {
+        HistoryEntry::new(
+            "2026-01-01T00:00:00.000Z",
+            "me",
+            "update",
+            patch,
+            before,
+            after,
+        )
+    }
+
+    fn op(value: Value) -> Result<PatchOp, String> {
+        PatchOp::from_value(value)
+    }
+
+    /// A create of `doc("a")`, then `second`.
+    fn stream(second: Vec<PatchOp>) -> Vec<HistoryEntry> {
+        let created = doc("a");
+        let hash = item_hash(&created, HashEpoch::V2);
+        let create = entry(
+            vec![PatchOp::replace(
+                "",
+                json!({"metadata": created.metadata, "body": "text"}),
+            )],
+            EMPTY_DOC_HASH,
+            &hash,
+        );
+        vec![create, entry(second, &hash, &hash)]
+    }
+
+    fn both(stream: &[HistoryEntry]) -> ChainReport {
+        let shared = verify_chain(stream);
+        let mut owned = stream.to_vec();
+        assert_eq!(verify_chain_taking(&mut owned), shared);
+        shared
+    }
+
+    /// The crafted line that made every history consumer panic: a root `replace` with a
+    /// number leaves a state that is not an object.
+    #[test]
+    fn regression_root_replace_panic() -> Result<(), String> {
+        let crafted = op(json!({"op": "replace", "path": "", "value": 5}))?;
+        for entries in [
+            stream(vec![crafted.clone()]),
+            vec![entry(vec![crafted.clone()], EMPTY_DOC_HASH, EMPTY_DOC_HASH)],
+        ] {
+            let number = entries.len();
+            let report = both(&entries);
+            let codes: Vec<String> = report.issues.iter().map(|i| i.code()).collect();
+            assert_eq!(codes, [format!("patch_apply_failed:entry_{number}")]);
+            assert_eq!(report.applied, number - 1);
+            assert!(report.doc.is_empty(), "{:?}", report.doc);
+            let Err(ReplayError::Patch(issue)) = replay_to(&entries, number) else {
+                return Err("replay_to must refuse the crafted entry".into());
+            };
+            assert_eq!(issue.code(), format!("patch_apply_failed:entry_{number}"));
+        }
+        Ok(())
+    }
+
+    /// Root operations that leave anything but `{metadata: object, body: string}`, also after
+    /// earlier operations of the same patch applied, fail the entry and never panic.
+    #[test]
+    fn root_operations_that_break_the_shape_fail_the_entry() -> Result<(), String> {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(-1.5),
+            json!("s"),
+            json!([]),
+            json!({}),
+            json!({"metadata": [], "body": ""}),
+            json!({"metadata": {}, "body": 1}),
+        ];
+        let mut patches: Vec<Vec<PatchOp>> = Vec::new();
+        for value in values {
+            for kind in ["replace", "add"] {
+                let root = op(json!({"op": kind, "path": "", "value": value}))?;
+                patches.push(vec![root.clone()]);
+                patches.push(vec![PatchOp::replace("/metadata/title", json!("b")), root]);
+            }
+        }
+        patches.push(vec![PatchOp::remove("")]);
+        patches.push(vec![op(
+            json!({"op": "copy", "from": "/body", "path": ""}),
+        )?]);
+        patches.push(vec![op(
+            json!({"op": "move", "from": "/metadata", "path": ""}),
+        )?]);
+        patches.push(vec![
+            PatchOp::replace("", json!(5)),
+            PatchOp::replace("/metadata/title", json!("b")),
+        ]);
+        for patch in patches {
+            let report = both(&stream(patch.clone()));
+            let codes: Vec<String> = report.issues.iter().map(|i| i.code()).collect();
+            assert_eq!(codes, ["patch_apply_failed:entry_2"], "{patch:?}");
+        }
+        Ok(())
+    }
+
+    /// A root `replace` or `add` with a well-shaped value sets the whole state.
+    #[test]
+    fn a_shaped_root_value_sets_the_state() -> Result<(), String> {
+        let before = doc("a");
+        let after = doc("b");
+        let value = json!({"metadata": after.metadata, "body": after.body});
+        for kind in ["replace", "add"] {
+            let mut entries = stream(Vec::new());
+            entries[1] = entry(
+                vec![op(json!({"op": kind, "path": "", "value": value}))?],
+                &item_hash(&before, HashEpoch::V2),
+                &item_hash(&after, HashEpoch::V2),
+            );
+            let report = both(&entries);
+            assert!(report.is_ok(), "{kind}: {:?}", report.issues);
+            assert_eq!(report.doc, after);
+            let replayed = replay_to(&entries, 2).map_err(|e| format!("{e:?}"))?;
+            assert_eq!(replayed.doc, after);
+        }
+        Ok(())
+    }
+
+    /// Operations that nest the value at `/metadata/nest` one level deeper per round, with
+    /// constant-size operations (what a crafted stream can do to overflow the stack).
+    fn nesting(rounds: usize) -> Vec<PatchOp> {
+        let mut ops = vec![PatchOp::add("/metadata/nest", json!({}))];
+        for _ in 0..rounds {
+            ops.push(PatchOp::add("/metadata/n", json!({})));
+            for (from, path) in [
+                ("/metadata/nest", "/metadata/n/x"),
+                ("/metadata/n", "/metadata/nest"),
+            ] {
+                let mut op = PatchOp::add(path, Value::Null);
+                (op.op, op.from, op.value) = (PatchOpKind::Move, Some(from.into()), None);
+                ops.push(op);
+            }
+        }
+        ops
+    }
+
+    /// Replay nests values at most `MAX_NESTING` levels deep: the deepest state it allows is
+    /// hashed and verified (no stack overflow), one level more fails the entry.
+    #[test]
+    fn nesting_is_bounded() -> Result<(), String> {
+        use crate::history::patch::{MAX_NESTING, apply_strict};
+        // `nest` sits at depth 2 and holds `rounds + 1` levels.
+        let deepest = MAX_NESTING - 3;
+        let mut state = json!({"metadata": doc("a").metadata, "body": "text"});
+        let ops = nesting(deepest);
+        apply_strict(&mut state, &ops).map_err(|e| e.to_string())?;
+        let deep = ItemDoc {
+            metadata: state["metadata"].as_object().cloned().unwrap_or_default(),
+            body: "text".into(),
+        };
+        let mut entries = stream(ops);
+        entries[1].after_hash = crate::hash::replay_hash(&deep, HashEpoch::V2);
+        let report = both(&entries);
+        assert!(report.is_ok(), "{:?}", report.issues);
+        assert_eq!(report.doc, deep);
+
+        let report = both(&stream(nesting(deepest + 1)));
+        let issue = &report.issues[0];
+        assert_eq!(issue.code(), "patch_apply_failed:entry_2");
+        assert!(
+            issue
+                .detail
+                .as_deref()
+                .is_some_and(|d| d.contains("too_deep")),
+            "{issue:?}"
+        );
+        Ok(())
+    }
+
+    /// Copying a value into itself doubles it; the copies of one stream are bounded.
+    #[test]
+    fn copies_are_bounded() -> Result<(), String> {
+        let doubling = |count: usize| -> Result<Vec<PatchOp>, String> {
+            let mut ops = vec![PatchOp::add("/metadata/a", json!([0]))];
+            for _ in 0..count {
+                ops.push(op(
+                    json!({"op": "copy", "from": "/metadata/a", "path": "/metadata/a/-"}),
+                )?);
+            }
+            Ok(ops)
+        };
+        // 2^15 values fit the budget; 2^16 more do not, whether in one entry or spread out.
+        let report = both(&stream(doubling(15)?));
+        assert_eq!(report.applied, 2, "{:?}", report.issues);
+        let mut spread = stream(doubling(15)?);
+        spread.push(entry(doubling(2)?, "", ""));
+        for entries in [stream(doubling(40)?), spread] {
+            let report = both(&entries);
+            let issue = report.issues.last().ok_or("no issue")?;
+            assert_eq!(issue.kind, crate::history::ChainIssueKind::PatchApplyFailed);
+            assert!(
+                issue
+                    .detail
+                    .as_deref()
+                    .is_some_and(|d| d.contains("copy_too_large")),
+                "{issue:?}"
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn put_doc_restores_a_state_that_is_not_an_object() {
+        let mut state = State::empty();
+        state.root = json!(5);
+        assert_eq!(state.take_doc(), ItemDoc::empty());
+        state.put_doc(doc("a"));
+        assert!(state.check_shape(1).is_ok());
+        assert_eq!(state.into_doc(), doc("a"));
+    }
 }

@@ -14,7 +14,7 @@ use crate::collate::locale_compare;
 use crate::error::{Error, Result};
 use crate::hash::{EMPTY_DOC_HASH, HashEpoch, item_hash};
 use crate::history::diff::wrap_state;
-use crate::history::patch::apply_lenient;
+use crate::history::patch::{CopyBudget, apply_lenient_within};
 use crate::history::{HistoryEntry, StreamRead, verify_chain};
 use crate::tracker::ItemFileRef;
 
@@ -294,6 +294,7 @@ pub struct FieldChange {
 /// entries at `positions` (0-based, ascending).
 fn diff_rows(entries: &[HistoryEntry], positions: &[usize], field: Option<&str>) -> Vec<DiffRow> {
     let mut state = wrap_state(serde_json::Map::new(), String::new());
+    let mut copies = CopyBudget::default();
     let mut rows = Vec::with_capacity(positions.len());
     let mut wanted = positions.iter().peekable();
     let last = positions.last().copied();
@@ -302,7 +303,7 @@ fn diff_rows(entries: &[HistoryEntry], positions: &[usize], field: Option<&str>)
             break;
         }
         if wanted.peek() != Some(&&i) {
-            apply_lenient(&mut state, &entry.patch);
+            apply_lenient_within(&mut state, &entry.patch, &mut copies);
             continue;
         }
         wanted.next();
@@ -311,7 +312,7 @@ fn diff_rows(entries: &[HistoryEntry], positions: &[usize], field: Option<&str>)
             .filter(|f| field.is_none_or(|w| w == f))
             .collect();
         let before: Vec<Option<Value>> = fields.iter().map(|f| field_value(&state, f)).collect();
-        apply_lenient(&mut state, &entry.patch);
+        apply_lenient_within(&mut state, &entry.patch, &mut copies);
         let changes = fields
             .into_iter()
             .zip(before)
