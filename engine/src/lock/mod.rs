@@ -243,12 +243,11 @@ impl Removal<'_> {
         let Some(judged) = assess(&found, self.opts.ttl_seconds, self.clock.now_ms()) else {
             return Ok(Removed::Retry);
         };
-        let needs_force = match judged
+        let Some(needs_force) = judged
             .verdict
             .needs_force(self.opts.force_required_for_stale_lock)
-        {
-            None => return Ok(Removed::Kept(found.read)),
-            Some(needs) => needs,
+        else {
+            return Ok(Removed::Kept(found.read));
         };
         if needs_force && !self.opts.force {
             return Err(Error::LockStale {
