@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::LOCKS_FOLDER;
 use super::assess::{Verdict, assess};
+use super::gate::Gate;
 use super::info::{LockFile, LockRead, read_lock_in};
 use super::owner::OwnerState;
 use crate::clock::EpochMs;
@@ -87,6 +88,9 @@ pub struct SurveyedLock {
     pub settled: bool,
     /// Whether `pm gc --scope locks` removes it (owner gone, or expired).
     pub removable: bool,
+    /// The holder's token, to tell the same lock from a new one taken in its place.
+    #[serde(skip)]
+    pub token: Option<String>,
 }
 
 impl SurveyedLock {
@@ -172,6 +176,7 @@ pub fn survey_one(id: &str, file: &LockFile, now_ms: EpochMs) -> Option<Surveyed
         problem: None,
         settled: judged.expired,
         removable: false,
+        token: None,
     };
     match &file.read {
         LockRead::Missing => return None,
@@ -190,6 +195,7 @@ pub fn survey_one(id: &str, file: &LockFile, now_ms: EpochMs) -> Option<Surveyed
             out.host = info.host.clone();
             out.created_at = Some(info.created_at.clone());
             out.ttl_seconds = Some(info.ttl_seconds);
+            out.token = info.token.clone();
         }
     }
     out.class = match judged.verdict {
@@ -238,6 +244,47 @@ pub fn survey_locks(tracker: &Tracker, now_ms: EpochMs) -> Result<Vec<SurveyedLo
         out.extend(survey_one(id, &file, now_ms));
     }
     Ok(out)
+}
+
+/// Removes the lock `surveyed` names when it is still that lock and still removable (owner
+/// gone or expired), judged again at `now_ms` under the lock's stale-cleanup gate, so a lock
+/// a writer took over in the meantime is never removed. Returns false when it was kept.
+///
+/// # Errors
+/// `Error::PathUnsafe` for a symlinked `locks/` or lock file; `Error::Io` when the lock cannot
+/// be read or removed.
+pub fn remove_surveyed(
+    tracker: &Tracker,
+    surveyed: &SurveyedLock,
+    now_ms: EpochMs,
+) -> Result<bool> {
+    if !surveyed.removable {
+        return Ok(false);
+    }
+    let root = Root::open(tracker.root())?;
+    let Some(dir) = root.dir(Path::new(LOCKS_FOLDER), false)? else {
+        return Ok(false);
+    };
+    let name = std::ffi::OsString::from(format!("{}.lock", surveyed.id));
+    let Some(_gate) = Gate::acquire(&dir, &name) else {
+        return Ok(false);
+    };
+    let file = read_lock_in(&dir, &name)?;
+    let same = survey_one(&surveyed.id, &file, now_ms).is_some_and(|now| {
+        now.removable
+            && (&now.owner, now.pid, &now.host, &now.created_at, &now.token)
+                == (
+                    &surveyed.owner,
+                    surveyed.pid,
+                    &surveyed.host,
+                    &surveyed.created_at,
+                    &surveyed.token,
+                )
+    });
+    if !same {
+        return Ok(false);
+    }
+    dir.unlink(&name)
 }
 
 /// Counts of a survey, by class.
@@ -428,6 +475,37 @@ mod tests {
         assert_eq!((counts.expired, counts.stale()), (1, 1));
         assert_eq!((counts.unparseable, counts.unreadable), (1, 1));
         assert!(survey_locks(&Tracker::at(tmp.path().join("none")), NOW)?.is_empty());
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn removal_judges_again_and_spares_a_lock_taken_over_meanwhile() -> TestResult {
+        let tmp = tempfile::tempdir()?;
+        let tracker = Tracker::at(tmp.path());
+        let me = ProcessIdentity::current();
+        let mut child = std::process::Command::new("true").spawn()?;
+        let dead = child.id();
+        child.wait()?;
+        let path = tracker.lock_path("pm-a");
+        let gone = info(Some(&me.host), dead, None, FRESH);
+        crate::atomic::write(&path, gone.to_file_text().as_bytes())?;
+        let surveyed = survey_locks(&tracker, NOW)?;
+        assert_eq!(surveyed.len(), 1);
+        // Another writer took the lock over after the survey: same owner name, new token.
+        let mut taken = info(Some(&me.host), me.pid, me.start.as_deref(), FRESH);
+        taken.token = Some("new".into());
+        crate::atomic::write(&path, taken.to_file_text().as_bytes())?;
+        assert!(!remove_surveyed(&tracker, &surveyed[0], NOW)?);
+        assert!(path.exists());
+        let live = survey_locks(&tracker, NOW)?;
+        assert_eq!(live[0].class, LockClass::Active);
+        assert!(!remove_surveyed(&tracker, &live[0], NOW)?);
+        crate::atomic::write(&path, gone.to_file_text().as_bytes())?;
+        let again = survey_locks(&tracker, NOW)?;
+        assert!(remove_surveyed(&tracker, &again[0], NOW)?);
+        assert!(!path.exists());
+        assert!(!tracker.locks_dir().join("pm-a.lock.stale-cleanup").exists());
         Ok(())
     }
 }
