@@ -30,6 +30,7 @@ mod test_history_provenance;
 mod test_history_repair;
 mod test_index_commands;
 mod test_init;
+mod test_leftovers;
 mod test_linked_tests;
 mod test_list;
 mod test_list_export;

@@ -100,14 +100,17 @@ fn warnings_are_capped_at_100() -> TestResult {
     let t = TestTracker::fx100()?;
     let locks = t.workspace().join(".agents/pm/locks");
     for i in 0..120 {
-        let body = json!({"id": format!("pm-l{i:03}"), "pid": 1, "owner": "gone",
+        // No host and a pid that never runs (pid_max is at most 2^22): expired, owner unknown.
+        let body = json!({"id": format!("pm-l{i:03}"), "pid": 2_147_483_647_u32, "owner": "gone",
                           "created_at": "2020-01-01T00:00:00.000Z", "ttl_seconds": 60});
         pm_engine::atomic::write(
             &locks.join(format!("pm-l{i:03}.lock")),
             body.to_string().as_bytes(),
         )?;
     }
-    let (out, code) = run_fx100(&t, &["--json"])?;
+    // Each lock finding names its owner, and the check lists each lock: past the default
+    // output budget, which would compact the lists this test counts.
+    let (out, code) = run_fx100(&t, &["--json", "--output-budget", "100000"])?;
     assert_eq!(code, 0);
     let report: Value = serde_json::from_str(&out)?;
     assert_eq!(report["warning_count"], 120);
@@ -116,8 +119,9 @@ fn warnings_are_capped_at_100() -> TestResult {
     assert_eq!(report["findings"].as_array().map(Vec::len), Some(100));
     assert_eq!(report["warnings"][0], "stale_lock:pm-l000");
     assert_eq!(report["findings"][0]["remediation"], "pm gc --scope locks");
-    // Stale locks are advisory: the tracker is still healthy.
-    assert_eq!(report["ok"], true);
+    // An expired lock blocks its item until it is removed: the gate fails.
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["failed_because"].as_array().map(Vec::len), Some(100));
     let locks_check = &report["checks"][4];
     assert_eq!(
         (

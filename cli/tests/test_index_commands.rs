@@ -1,7 +1,7 @@
 //! `pm reindex`, `pm reindex --check`, `pm health` (index check), `pm gc` and the global
 //! `--no-index` / `PM_NO_INDEX=1` switch, end to end on the fx-100 fixture.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::TestTracker;
 
@@ -147,9 +147,10 @@ fn gc_scopes() -> TestResult {
 
     t.pm(&["reindex"])?;
     let locks = t.workspace().join(".agents/pm/locks");
+    // pm-cli locks (no host) whose pid never runs (pid_max is at most 2^22).
     let lock = |created: &str| {
         format!(
-            "{{\n  \"id\": \"x\",\n  \"pid\": 999999999,\n  \"owner\": \"o\",\n  \"created_at\": \"{created}\",\n  \"ttl_seconds\": 60\n}}\n"
+            "{{\n  \"id\": \"x\",\n  \"pid\": 2147483647,\n  \"owner\": \"o\",\n  \"created_at\": \"{created}\",\n  \"ttl_seconds\": 60\n}}\n"
         )
     };
     pm_engine::atomic::write(
@@ -184,9 +185,14 @@ fn gc_scopes() -> TestResult {
     assert_eq!(out["scopes"][0]["removed"][0], "runtime/index");
     assert_eq!(out["scopes"][1]["removed"][0], "locks/pm-old.lock");
     assert_eq!(
-        out["scopes"][1]["retained"].as_array().map(Vec::len),
-        Some(2)
+        out["scopes"][1]["retained"],
+        json!(["locks/pm-bad.lock", "locks/pm-new.lock"])
     );
+    let reasons: Vec<&Value> = out["scopes"][1]["retained_reasons"]
+        .as_array()
+        .map(|r| r.iter().map(|r| &r["reason"]).collect())
+        .unwrap_or_default();
+    assert_eq!(reasons, [&json!("unparseable"), &json!("active")]);
     assert!(!t.workspace().join(".agents/pm/runtime/index").exists());
     assert!(!locks.join("pm-old.lock").exists() && locks.join("pm-new.lock").exists());
     assert_eq!(index_details(&t, &[], &[])?["state"], "missing");

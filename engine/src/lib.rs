@@ -11,6 +11,7 @@ pub mod clock;
 pub mod collate;
 pub mod commit;
 pub mod confine;
+pub mod debris;
 pub mod error;
 pub mod hash;
 pub mod history;

@@ -1,11 +1,15 @@
 //! `pm gc`: removal of derived and operational files by scope. `index` deletes this crate's
-//! projection (readers rebuild it lazily); `locks` removes only locks past their own ttl, as pm
-//! does; `runtime` and `embeddings` remove pm's rebuildable artefacts. Never follows a symlink
-//! and never touches item files or history.
+//! projection (readers rebuild it lazily); `locks` removes only locks whose owner is gone or
+//! whose own ttl passed with the owner not provably alive (`pm_engine::lock::survey_locks`);
+//! `debris` removes the abandoned temp files and gates of killed writers
+//! (`pm_engine::debris`); `runtime` and `embeddings` remove pm's rebuildable artefacts. Never
+//! follows a symlink and never touches item files or history.
 
 use crate::store::{IndexPaths, WriterLock};
 use pm_engine::clock::EpochMs;
-use pm_engine::lock::{LockFile, LockRead, Verdict, assess, read_lock_info};
+use pm_engine::debris::{self, DEBRIS_MIN_AGE_MS};
+use pm_engine::lock::{remove_surveyed, survey_locks};
+use pm_engine::schema::TypeRegistry;
 use pm_engine::tracker::Tracker;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -21,23 +25,27 @@ pub enum GcScope {
     Embeddings,
     /// `runtime/test-runs/`, `runtime/history-drift-cache.json`, old snapshot temp entries.
     Runtime,
-    /// Lock files past their own ttl.
+    /// Lock files whose owner is gone, or past their own ttl with no provably live owner.
     Locks,
     /// pm-cli rollback checkpoints (this pm writes none).
     Checkpoints,
     /// pm-cli SDK transaction journals (this pm writes none).
     Transactions,
+    /// Our own writers' leftovers older than 10 minutes: atomic-write temp files, lock
+    /// staging files and abandoned stale-cleanup gates (not a pm-cli scope).
+    Debris,
 }
 
 impl GcScope {
-    /// Every scope, in pm's order.
-    pub const ALL: [GcScope; 6] = [
+    /// Every scope, in pm's order, then ours.
+    pub const ALL: [GcScope; 7] = [
         GcScope::Index,
         GcScope::Embeddings,
         GcScope::Runtime,
         GcScope::Locks,
         GcScope::Checkpoints,
         GcScope::Transactions,
+        GcScope::Debris,
     ];
 
     /// Returns the scope name.
@@ -49,6 +57,7 @@ impl GcScope {
             GcScope::Locks => "locks",
             GcScope::Checkpoints => "checkpoints",
             GcScope::Transactions => "transactions",
+            GcScope::Debris => "debris",
         }
     }
 
@@ -67,11 +76,27 @@ pub struct ScopeReport {
     pub scanned: usize,
     /// Entries removed (or that would be, with `--dry-run`), tracker-relative.
     pub removed: Vec<String>,
-    /// Entries kept, tracker-relative (locks still active or unparseable).
+    /// Entries kept, tracker-relative (locks still held or unusable, debris still fresh).
     pub retained: Vec<String>,
+    /// Why each retained entry was kept, in the order of `retained` (locks and debris).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub retained_reasons: Vec<Retained>,
     /// Why the scope did nothing, when it did not apply.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+}
+
+/// A retained entry and why it was kept.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Retained {
+    /// The entry, tracker-relative.
+    pub path: String,
+    /// Why: a lock class (`active`, `live_past_ttl`, `expired_pid_running`, `unreadable`,
+    /// `unparseable`), `changed` (taken over while gc ran) or `younger_than_10_minutes`.
+    pub reason: String,
+    /// What to do about it, when something can be done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
 }
 
 /// The result of `pm gc`.
@@ -83,12 +108,16 @@ pub struct GcReport {
     pub scopes: Vec<ScopeReport>,
 }
 
-/// Runs `pm gc` over `scopes` (all when empty) at `now_ms`.
+/// Runs `pm gc` over `scopes` (all when empty) at `now_ms` (the command's clock, against which
+/// each lock's own ttl is measured; debris ages are real file ages). `types` names the type
+/// folders searched for debris.
 ///
 /// # Errors
-/// `Error::Io` when an entry cannot be removed or listed.
+/// `Error::Io` when an entry cannot be removed or listed; `Error::PathUnsafe` for a symlinked
+/// `locks/`.
 pub fn gc(
     tracker: &Tracker,
+    types: &TypeRegistry,
     scopes: &[GcScope],
     dry_run: bool,
     now_ms: EpochMs,
@@ -110,6 +139,7 @@ pub fn gc(
             scanned: 0,
             removed: Vec::new(),
             retained: Vec::new(),
+            retained_reasons: Vec::new(),
             skipped: None,
         };
         let root = tracker.root();
@@ -160,38 +190,8 @@ pub fn gc(
                     }
                 }
             }
-            GcScope::Locks => {
-                for path in entries(&tracker.locks_dir())? {
-                    let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
-                    if !is_file || !file_name(&path).ends_with(".lock") {
-                        continue;
-                    }
-                    report.scanned += 1;
-                    // A lock past its own ttl goes, unless its owner is provably alive (or may
-                    // be: a pm-cli lock whose pid still runs here); a gone owner's lock goes at
-                    // once.
-                    let read = read_lock_info(&path);
-                    let own_ttl = match &read {
-                        LockRead::Held(info) => Some(info.ttl_seconds),
-                        LockRead::Missing | LockRead::Malformed(_) => None,
-                    };
-                    let file = LockFile {
-                        read,
-                        file_age_ms: None,
-                    };
-                    let expired = own_ttl.is_some_and(|ttl| {
-                        assess(&file, ttl, now_ms).is_some_and(|a| {
-                            matches!(a.verdict, Verdict::OwnerGone | Verdict::Expired)
-                        })
-                    });
-                    if expired {
-                        remove(root, &path, dry_run, &mut report)?;
-                        report.scanned -= 1;
-                    } else {
-                        report.retained.push(relative(root, &path));
-                    }
-                }
-            }
+            GcScope::Locks => locks(tracker, dry_run, now_ms, &mut report)?,
+            GcScope::Debris => debris(tracker, types, dry_run, &mut report)?,
             GcScope::Checkpoints | GcScope::Transactions => {
                 report.skipped = Some(format!(
                     "this pm writes no {}; pm-cli's are left in place",
@@ -202,6 +202,73 @@ pub fn gc(
         out.scopes.push(report);
     }
     Ok(out)
+}
+
+/// Removes the locks whose owner is gone or that expired (never a live owner's lock, however
+/// old, nor a pm-cli lock whose pid runs here: that one needs a mutation's `--force`).
+fn locks(
+    tracker: &Tracker,
+    dry_run: bool,
+    now_ms: EpochMs,
+    report: &mut ScopeReport,
+) -> pm_engine::Result<()> {
+    for lock in survey_locks(tracker, now_ms)? {
+        report.scanned += 1;
+        let reason = if !lock.removable {
+            lock.class.as_str()
+        } else if dry_run || remove_surveyed(tracker, &lock, now_ms)? {
+            report.removed.push(lock.path.clone());
+            continue;
+        } else {
+            "changed"
+        };
+        let fix = if reason == "changed" {
+            None
+        } else {
+            lock.fix()
+        };
+        report.retained.push(lock.path.clone());
+        report.retained_reasons.push(Retained {
+            path: lock.path,
+            reason: reason.into(),
+            fix,
+        });
+    }
+    Ok(())
+}
+
+/// Removes the abandoned leftovers of killed writers; fresh ones may belong to a writer at
+/// work and are kept.
+fn debris(
+    tracker: &Tracker,
+    types: &TypeRegistry,
+    dry_run: bool,
+    report: &mut ScopeReport,
+) -> pm_engine::Result<()> {
+    for found in debris::survey(tracker, types)? {
+        report.scanned += 1;
+        let reason = if !found.abandoned() {
+            "younger_than_10_minutes"
+        } else if dry_run || debris::remove(tracker, &found)? {
+            report.removed.push(found.path);
+            continue;
+        } else {
+            "changed"
+        };
+        let fix = (reason != "changed").then(|| {
+            format!(
+                "kept until it is older than {} minutes",
+                DEBRIS_MIN_AGE_MS / 60_000
+            )
+        });
+        report.retained.push(found.path.clone());
+        report.retained_reasons.push(Retained {
+            path: found.path,
+            reason: reason.into(),
+            fix,
+        });
+    }
+    Ok(())
 }
 
 fn entries(dir: &Path) -> pm_engine::Result<Vec<PathBuf>> {

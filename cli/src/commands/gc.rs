@@ -1,20 +1,23 @@
 //! `pm gc`: removes derived and expired operational files by scope (`index`, `locks`,
-//! `runtime`, `embeddings`, and pm's `checkpoints`/`transactions`). Item files and history are
-//! never touched.
+//! `runtime`, `embeddings`, pm's `checkpoints`/`transactions`, and our `debris`). Item files and
+//! history are never touched.
 
+use pm_engine::read::TrackerView;
 use pm_engine::{Error, Result};
 use pm_index::gc::{GcReport, GcScope, gc};
 use serde::Serialize;
 
 use crate::ctx::Ctx;
 
-/// Remove derived and expired files: the index, expired locks, runtime caches
+/// Remove derived and expired files: the index, dead locks, runtime caches, writer debris
 ///
-/// With no --scope every scope runs. The index is rebuilt by the next read; locks are removed
-/// only when their own created_at + ttl_seconds has passed.
+/// With no --scope every scope runs. The index is rebuilt by the next read. A lock is removed
+/// when its owner process is gone, or when its own created_at + ttl_seconds has passed and its
+/// owner cannot be proven alive; a live owner's lock is never removed. debris removes the temp
+/// files and stale-cleanup gates of killed writers once they are older than 10 minutes.
 #[derive(Debug, clap::Args)]
 pub struct GcArgs {
-    /// Scopes to clean (comma-separated or repeated): index, embeddings, runtime, locks, checkpoints, transactions
+    /// Scopes to clean (comma-separated or repeated): index, embeddings, runtime, locks, checkpoints, transactions, debris
     #[arg(long = "scope", value_name = "SCOPE", value_delimiter = ',')]
     pub scopes: Vec<String>,
 
@@ -54,7 +57,14 @@ pub fn cmd_gc(ctx: &Ctx, args: &GcArgs) -> Result<GcOutput> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let tracker = ctx.tracker()?;
-    let report = gc(&tracker, &scopes, args.dry_run, ctx.clock.now_ms())?;
+    let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
+    let types = &view.schema().types;
+    let report = gc(
+        view.tracker(),
+        types,
+        &scopes,
+        args.dry_run,
+        ctx.clock.now_ms(),
+    )?;
     Ok(GcOutput { ok: true, report })
 }

@@ -90,12 +90,15 @@ pub fn cmd_validate(ctx: &Ctx, args: &ValidateArgs) -> Result<ValidateOutput> {
     let format = ctx.read_output.resolve_format(ctx.format, None);
     // pm lists every affected id under --json and a 5-entry summary otherwise.
     let diagnostic_limit = (format != Format::Json).then_some(SUMMARY_LIMIT);
+    // One clock read: the report's timestamp and the instant lock ttls are measured against.
+    let now_ms = ctx.clock.now_ms();
     let options = ValidateOptions {
         checks,
         stale_blockers: args.check_stale_blockers,
         counts: args.counts,
         diagnostic_limit,
-        generated_at: ctx.clock.now_iso(),
+        generated_at: pm_engine::clock::format_iso_ms(now_ms),
+        now_ms,
     };
     let report = validate(&view, &options)?;
     let strict_failure = args.strict_exit && report.fails_strict();

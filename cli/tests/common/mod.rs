@@ -84,16 +84,12 @@ impl TestTracker {
         self.pm_in(&self.workspace(), args, &[])
     }
 
-    /// Runs `pm args…` in `dir` with extra environment variables.
-    pub fn pm_in(
-        &self,
-        dir: &Path,
-        args: &[&str],
-        env: &[(&str, &str)],
-    ) -> Result<Run, Box<dyn Error>> {
+    /// Returns the `pm args…` command for `dir` with the pinned environment plus `env` (the
+    /// next clock step).
+    fn command(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Command {
         let step = self.step.get();
         self.step.set(step + 1);
-        let mut cmd = assert_cmd::Command::cargo_bin("pm")?;
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pm"));
         cmd.env_clear()
             .current_dir(dir)
             .env("PM_CLOCK", format_iso_ms(CLOCK_START_MS + step * 1000))
@@ -107,12 +103,41 @@ impl TestTracker {
         for (key, value) in env {
             cmd.env(key, value);
         }
-        let output = cmd.output()?;
+        cmd
+    }
+
+    /// Runs `pm args…` in `dir` with extra environment variables.
+    pub fn pm_in(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Run, Box<dyn Error>> {
+        let output = assert_cmd::Command::from_std(self.command(dir, args, env)).output()?;
         Ok(Run {
             stdout: String::from_utf8(output.stdout)?,
             stderr: String::from_utf8(output.stderr)?,
             code: output.status.code().unwrap_or(-1),
         })
+    }
+
+    /// Starts the mutation `pm args…` in the workspace with `PM_FAULT_POINT=point` and returns
+    /// once it announced the point (`fault:<point>` on stderr), parked there until killed.
+    pub fn park_at(&self, args: &[&str], point: &str) -> Result<Parked, Box<dyn Error>> {
+        use std::io::BufRead;
+        let mut child = self
+            .command(&self.workspace(), args, &[("PM_FAULT_POINT", point)])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()?;
+        let stderr = child.stderr.take().ok_or("no stderr")?;
+        let parked = Parked(child);
+        let mut line = String::new();
+        std::io::BufReader::new(stderr).read_line(&mut line)?;
+        if line.trim() != format!("fault:{point}") {
+            return Err(format!("{args:?} did not stop at {point}: {line:?}").into());
+        }
+        Ok(parked)
     }
 
     /// Returns every file under the workspace (relative path → bytes), for "nothing changed"
@@ -144,6 +169,30 @@ impl TestTracker {
     /// Replaces the temp workspace path in `text` with `[TRACKER]`.
     pub fn redact(&self, text: &str) -> String {
         text.replace(&self.workspace().display().to_string(), "[TRACKER]")
+    }
+}
+
+/// A `pm` process parked at a fault point; killed (SIGKILL) and reaped when dropped.
+pub struct Parked(std::process::Child);
+
+impl Parked {
+    /// Returns the process id.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// Kills the process with SIGKILL and reaps it.
+    pub fn kill(mut self) -> Result<(), Box<dyn Error>> {
+        self.0.kill()?;
+        self.0.wait()?;
+        Ok(())
+    }
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 

@@ -236,6 +236,19 @@ impl Dir {
         }
     }
 
+    /// Returns when `name` was last modified, without following it; `None` when it is missing.
+    ///
+    /// # Errors
+    /// `Error::Io` for failures other than absence.
+    pub fn modified(&self, name: &OsStr) -> Result<Option<std::time::SystemTime>> {
+        let path = self.path.join(name);
+        match fs::symlink_metadata(&path) {
+            Ok(meta) => meta.modified().map(Some).at(&path),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).at(&path),
+        }
+    }
+
     /// Lists the names in this directory.
     ///
     /// # Errors

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -27,6 +28,22 @@ const DIR_FLAGS: OFlags = OFlags::RDONLY
 
 fn io(errno: Errno) -> std::io::Error {
     std::io::Error::from_raw_os_error(errno.raw_os_error())
+}
+
+/// Widens a `stat` time field (its integer type differs between targets).
+fn wide<T: TryInto<i64>>(value: T) -> i64 {
+    value.try_into().unwrap_or(0)
+}
+
+/// Returns the instant `secs` seconds plus `nanos` nanoseconds after the epoch (before it for
+/// negative seconds).
+fn system_time(secs: i64, nanos: i64) -> SystemTime {
+    let nanos = Duration::from_nanos(nanos.clamp(0, 999_999_999) as u64);
+    if secs >= 0 {
+        UNIX_EPOCH + Duration::from_secs(secs as u64) + nanos
+    } else {
+        UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()) + nanos
+    }
 }
 
 /// Whether an errno from opening with `O_NOFOLLOW` (or resolving with `RESOLVE_NO_SYMLINKS`)
@@ -341,6 +358,21 @@ impl Dir {
                 _ => EntryKind::Other,
             }),
             Err(Errno::NOENT) => Ok(EntryKind::Missing),
+            Err(e) => Err(io(e)).at(self.path.join(name)),
+        }
+    }
+
+    /// Returns when `name` was last modified, without following it; `None` when it is missing.
+    ///
+    /// # Errors
+    /// `Error::Io` for failures other than absence.
+    pub fn modified(&self, name: &OsStr) -> Result<Option<SystemTime>> {
+        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(system_time(
+                wide(stat.st_mtime),
+                wide(stat.st_mtime_nsec),
+            ))),
+            Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(io(e)).at(self.path.join(name)),
         }
     }

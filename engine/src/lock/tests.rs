@@ -289,7 +289,7 @@ fn malformed_locks_are_removed_after_their_grace() -> TestResult {
     // Fresh: maybe pm-cli writing its body right now.
     let err = acquire(&tracker, "pm-m", &relaxed, &clock).expect_err("in grace");
     assert_eq!(err.code().as_str(), "lock_conflict");
-    let old = fs::metadata(&path)?.modified()? - Duration::from_secs(60);
+    let old = real_time_ago(Duration::from_secs(60));
     fs::File::options()
         .write(true)
         .open(&path)?
@@ -346,7 +346,7 @@ fn a_busy_gate_blocks_removal_until_it_is_abandoned() -> TestResult {
     let err = acquire(&tracker, "pm-g", &forced, &clock).expect_err("gate busy");
     assert_eq!(err.code().as_str(), "lock_conflict");
     // After five minutes the gate is broken even though its owner pid is alive.
-    let old = fs::metadata(&gate)?.modified()? - Duration::from_secs(6 * 60);
+    let old = real_time_ago(Duration::from_secs(6 * 60));
     fs::File::open(&gate)?.set_modified(old)?;
     acquire(&tracker, "pm-g", &forced, &clock)?.release()?;
     assert!(!gate.exists());
@@ -383,4 +383,10 @@ fn unsafe_lock_paths_are_refused_and_nothing_outside_changes() -> TestResult {
         assert!(!outside.join("x").exists());
     }
     Ok(())
+}
+
+/// Returns the real (system clock) instant `ago` before now, for file times.
+fn real_time_ago(ago: Duration) -> std::time::SystemTime {
+    let now_ms = crate::clock::Clock::System.now_ms().max(0) as u64;
+    std::time::UNIX_EPOCH + Duration::from_millis(now_ms) - ago
 }

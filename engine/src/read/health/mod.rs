@@ -10,9 +10,12 @@ use serde_json::{Map, Value, json};
 mod codec;
 mod facts;
 mod hierarchy;
+mod locks;
 mod memo;
 
 pub use facts::{FileSig, ListedSources};
+pub use locks::DEBRIS_FIX;
+pub(crate) use locks::{abandoned_debris, lock_entry};
 pub use memo::{MemoStats, OnListed, memo_path};
 
 use facts::{DriftKind, ItemFacts, StreamState};
@@ -24,7 +27,6 @@ use crate::clock::EpochMs;
 use crate::error::Result;
 use crate::history::WORKSPACE_STREAM_ID;
 use crate::history::verify::StreamStatus;
-use crate::lock::{LockFile, LockRead, assess, read_lock_info};
 
 /// Id lists in storage details keep at most this many entries (`truncated` says when cut).
 pub const ID_LIST_LIMIT: usize = 100;
@@ -56,6 +58,9 @@ pub struct HealthFinding {
     /// How to fix it, when there is one command.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remediation: Option<String>,
+    /// What was found, in one sentence (lock findings name the lock, owner, pid and host).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 impl HealthFinding {
@@ -77,7 +82,14 @@ impl HealthFinding {
                 "advisory"
             },
             remediation,
+            message: None,
         }
+    }
+
+    /// Returns the finding with `message` attached.
+    pub fn with_message(mut self, message: String) -> HealthFinding {
+        self.message = Some(message);
+        self
     }
 }
 
@@ -95,7 +107,8 @@ pub fn health_check(name: &'static str, details: Value, findings: &[HealthFindin
     }
 }
 
-/// Runs pm's tracker checks; `now_ms` decides which locks are stale.
+/// Runs pm's tracker checks; `now_ms` (the command's clock) is the instant each lock's own ttl
+/// is measured against.
 ///
 /// The per-file facts come from the verification memo (`runtime/health/memo`, a cache) when
 /// their files did not change; see [`tracker_health_with_stats`].
@@ -144,7 +157,7 @@ pub fn tracker_health_listed(
     push("directories", directories(view));
     push("settings_values", (json!({"warnings": []}), Vec::new()));
     push("storage", storage(&facts, items.len()));
-    push("locks", locks(view, now_ms));
+    push("locks", locks::locks(view, now_ms));
     push("integrity", integrity(view, &facts, &items, &hierarchy));
     push("history_drift", drift(&facts));
     drop(items);
@@ -272,52 +285,6 @@ fn storage(facts: &Facts, parsed: usize) -> (Value, Vec<HealthFinding>) {
         "history_streams": streams,
         "tombstones": tombstone_list,
         "orphaned_history_streams": id_list(orphaned),
-    });
-    (details, findings)
-}
-
-fn locks(view: &TrackerView, now_ms: EpochMs) -> (Value, Vec<HealthFinding>) {
-    let ttl = view.settings().lock_ttl_seconds();
-    let (mut active, mut stale, mut unreadable, mut unparseable) = (0, 0, 0, 0);
-    let mut findings = Vec::new();
-    let dir = view.tracker().locks_dir();
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(String::from))
-        .filter(|n| n.ends_with(".lock"))
-        .collect();
-    names.sort();
-    for name in names {
-        let read = read_lock_info(&dir.join(&name));
-        match &read {
-            LockRead::Missing => continue,
-            LockRead::Malformed("lock_info_read_failed") => unreadable += 1,
-            LockRead::Malformed(_) => unparseable += 1,
-            LockRead::Held(_) => {}
-        }
-        let file = LockFile {
-            read,
-            file_age_ms: None,
-        };
-        if assess(&file, ttl, now_ms).is_some_and(|a| a.expired) {
-            stale += 1;
-            findings.push(HealthFinding::new(
-                "locks",
-                format!("stale_lock:{}", name.trim_end_matches(".lock")),
-                false,
-                Some("pm gc --scope locks".into()),
-            ));
-        } else {
-            active += 1;
-        }
-    }
-    let details = json!({
-        "active_lock_count": active,
-        "stale_lock_count": stale,
-        "unreadable_lock_count": unreadable,
-        "unparseable_lock_count": unparseable,
     });
     (details, findings)
 }

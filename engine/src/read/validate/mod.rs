@@ -8,6 +8,7 @@ pub(crate) mod hierarchy;
 pub(crate) mod items;
 mod lifecycle;
 mod metadata;
+mod operational;
 mod references;
 mod storage;
 
@@ -99,6 +100,9 @@ pub struct ValidateOptions {
     pub diagnostic_limit: Option<usize>,
     /// The `generated_at` timestamp (from the invocation clock).
     pub generated_at: String,
+    /// The invocation clock's instant (`generated_at` as epoch ms): each lock's own ttl is
+    /// measured against it.
+    pub now_ms: crate::clock::EpochMs,
 }
 
 impl ValidateOptions {
@@ -206,6 +210,8 @@ pub(crate) struct Scope<'a> {
     scanned: &'a [(ItemFileRef, Result<String>)],
     /// Diagnostic list length (`None`: all).
     limit: Option<usize>,
+    /// The invocation clock's instant, for lock ttls.
+    now_ms: crate::clock::EpochMs,
 }
 
 /// Runs the requested checks over the tracker of `view`.
@@ -226,6 +232,7 @@ pub fn validate(view: &TrackerView, options: &ValidateOptions) -> Result<Validat
         items: &loaded.items,
         scanned: &loaded.scanned,
         limit: options.diagnostic_limit,
+        now_ms: options.now_ms,
     };
     let (history, outcomes) = rayon::join(
         || streams.map(|streams| verify(view, &loaded, &streams)),
@@ -408,6 +415,7 @@ mod tests {
             counts: false,
             diagnostic_limit: None,
             generated_at: String::new(),
+            now_ms: 0,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The `format_version` check (`pm_format_version` behind or ahead of this implementation) and
 //! the `storage_integrity` check (unreadable and duplicate items, conflicted or unparseable
-//! streams, resurrected deletes, unparseable config files, the `.gitattributes` merge fence).
+//! streams, resurrected deletes, unparseable config files, the `.gitattributes` merge fence,
+//! and the leftovers of killed writers from `operational.rs`).
 
 use std::collections::BTreeMap;
 
@@ -186,8 +187,10 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
     warn("validate_storage_unparseable_history", unparseable.len());
     warn("validate_storage_resurrected_items", resurrected.len());
     warn("validate_storage_unparseable_config", broken_config.len());
+    // Corruption is an error; the leftovers of killed writers only warn.
     let error = !warnings.is_empty();
-    let details = json!({
+    let leftovers = super::operational::leftovers(scope);
+    let mut details = json!({
         "item_files_on_disk": scope.scanned.len(),
         "item_ids_on_disk": ids_on_disk,
         "parsed_items": scope.items.len(),
@@ -213,5 +216,11 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
             "remediation_command": null,
         },
     });
+    if let Value::Object(map) = &mut details {
+        for (key, group, warning) in leftovers {
+            map.insert(key.into(), group);
+            warnings.push(warning);
+        }
+    }
     Outcome::new(CheckName::StorageIntegrity, error, details, warnings)
 }
