@@ -129,6 +129,7 @@ proptest! {
             counts: false,
             diagnostic_limit: None,
             generated_at: "2026-09-01T00:00:00.000Z".into(),
+            now_ms: 1_788_220_800_000,
         };
         structured("validate", &validate(&view, &options))?;
         structured("health", &tracker_health(&view, 0))?;

@@ -9,10 +9,12 @@ mod assess;
 mod gate;
 mod info;
 mod owner;
+mod survey;
 
 pub use assess::{Assessment, MALFORMED_GRACE_MS, Verdict, assess};
 pub use info::{LockFile, LockInfo, LockRead, read_lock_in, read_lock_info, validate_lock_id};
 pub use owner::{OwnerState, ProcessIdentity, owner_state};
+pub use survey::{LockClass, LockCounts, SurveyedLock, remove_surveyed, survey_locks, survey_one};
 
 use std::ffi::{OsStr, OsString};
 use std::io::ErrorKind;
