@@ -106,6 +106,21 @@ pub fn plan(entries: &[HistoryEntry], file_doc: &ItemDoc, file_hash: &str) -> Op
     if linked && agrees(recorded, file_doc, file_hash, stream_epoch(entries)) {
         return None;
     }
+    plan_verified(entries, file_doc, file_hash)
+}
+
+/// Like [`plan`] without the linkage shortcut: the stream is replayed, so an entry whose patch
+/// cannot apply (though its hashes link) is re-anchored too. `history-repair` uses this; a
+/// mutation's fast path does not pay for the replay.
+pub fn plan_verified(
+    entries: &[HistoryEntry],
+    file_doc: &ItemDoc,
+    file_hash: &str,
+) -> Option<Reconcile> {
+    let Some(last) = entries.last() else {
+        return plan(entries, file_doc, file_hash);
+    };
+    let recorded = last.after_hash.as_str();
     let report = verify_chain(entries);
     if report.is_ok() {
         if agrees(recorded, file_doc, file_hash, Some(report.epoch)) {

@@ -159,8 +159,16 @@ pub fn history_repair(
     repair_locked(locked, opts)
 }
 
-pub(super) fn repair_locked(locked: Locked, opts: &RepairOptions) -> Result<RepairReport> {
+pub(super) fn repair_locked(mut locked: Locked, opts: &RepairOptions) -> Result<RepairReport> {
     let ctx = locked.ctx;
+    if locked.reconcile.is_none() {
+        // The mutation path only checks linkage; a repair replays the whole stream.
+        locked.reconcile = super::reconcile::plan_verified(
+            &locked.stream.entries,
+            &locked.before,
+            &locked.before_hash,
+        );
+    }
     let plan = locked.reconcile.clone();
     let torn_line = locked.stream.torn_tail.as_ref().map(|t| t.line);
     let chain_before = verify_chain(&locked.stream.entries);

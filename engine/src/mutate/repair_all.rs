@@ -223,8 +223,8 @@ fn scan(
     } else {
         item_hash(&doc, HashEpoch::V2)
     };
-    let drifted =
-        stream.torn_tail.is_some() || reconcile::plan(&stream.entries, &doc, &hash).is_some();
+    let drifted = stream.torn_tail.is_some()
+        || reconcile::plan_verified(&stream.entries, &doc, &hash).is_some();
     Scan {
         drifted,
         provenance_invalid,
