@@ -2,7 +2,7 @@
 //! [`ItemSummary`]s, with unreadable-file accounting, and answer list queries from them. This is
 //! the reference answer the index must reproduce, and the fallback when it cannot.
 
-use crate::error::{Error, IoResultExt, Result};
+use crate::error::{Error, Result};
 use crate::item::ItemDoc;
 use crate::item::canon::CanonSchema;
 use crate::item::codec::parse_item;
@@ -57,7 +57,7 @@ pub struct ScanOutcome {
 /// # Errors
 /// `Error::Io` when the file cannot be read, else whatever [`parse_item`] reports.
 pub fn read_item(file: &ItemFileRef, canon: &CanonSchema) -> Result<ItemDoc> {
-    let bytes = std::fs::read(&file.path).at(&file.path)?;
+    let bytes = crate::confine::leaf::read_existing(&file.path)?;
     parse_item(&bytes, file.format, &file.path, canon)
 }
 

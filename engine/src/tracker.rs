@@ -9,7 +9,6 @@ use crate::notice::Notice;
 use crate::schema::TypeRegistry;
 use crate::settings::SETTINGS_FILE;
 use serde::Serialize;
-use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
 /// The folder, relative to the tracker root, that holds the history streams.
@@ -169,9 +168,16 @@ impl Tracker {
         let mut out = ItemFiles::default();
         for (folder, type_name) in types.folders() {
             let dir = self.root.join(folder);
-            let entries = match std::fs::read_dir(&dir) {
-                Ok(entries) => entries,
-                Err(err) if err.kind() == ErrorKind::NotFound => continue,
+            let entries = match crate::confine::leaf::list_folder(&dir) {
+                Ok(Some(entries)) => entries,
+                Ok(None) => continue,
+                Err(err @ Error::PathUnsafe { .. }) => {
+                    out.notices.push(Notice::new(
+                        format!("item_list_directory_unsafe:{folder}"),
+                        err.to_string(),
+                    ));
+                    continue;
+                }
                 Err(err) => {
                     out.notices.push(Notice::new(
                         format!("item_list_directory_read_failed:{folder}"),
@@ -220,7 +226,8 @@ impl Tracker {
         for (folder, type_name) in types.folders() {
             for format in [ItemFormat::Toon, ItemFormat::Markdown] {
                 let path = self.item_path(folder, id, format);
-                if path.is_file() {
+                // A symlink is a hit too: reading it is refused as `path_unsafe`.
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
                     hits.push(ItemFileRef {
                         type_name: type_name.to_string(),
                         folder: folder.to_string(),

@@ -110,7 +110,10 @@ fn project_update(
     let Some(old) = appendable else {
         return (project(file, ctx), false);
     };
-    let (Ok(meta), Ok(bytes)) = (std::fs::metadata(&file.abs), std::fs::read(&file.abs)) else {
+    let (Ok(meta), Ok(Some(bytes))) = (
+        std::fs::symlink_metadata(&file.abs),
+        pm_engine::confine::leaf::read_file(&file.abs),
+    ) else {
         return (project(file, ctx), false);
     };
     let sig = Sig::of(&meta);

@@ -77,7 +77,8 @@ pub fn take(
     for dir in &folders {
         let rel = dir.strip_prefix(tracker.root()).unwrap_or(dir);
         let rel = rel.to_string_lossy();
-        match std::fs::metadata(dir) {
+        // The folder itself, never a symlink's target (no listing follows one).
+        match std::fs::symlink_metadata(dir) {
             Ok(meta) => {
                 let sig = Sig::of(&meta);
                 settled &= sig.ctime_ns < now_ns && sig.mtime_ns < now_ns;

@@ -426,7 +426,8 @@ pub fn fill_entry_lines(rows: &mut [EventRow], history_dir: &Path) -> Result<(),
         let row = &mut rows[i];
         if loaded.as_ref().is_none_or(|(s, _)| *s != row.stream) {
             let path = history_dir.join(format!("{}.jsonl", row.stream));
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes =
+                pm_engine::confine::leaf::read_existing(&path).map_err(|e| e.to_string())?;
             loaded = Some((row.stream.clone(), bytes));
         }
         let bytes = loaded.as_ref().map_or(&[][..], |(_, b)| b.as_slice());

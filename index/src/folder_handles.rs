@@ -25,7 +25,7 @@ impl FolderHandles {
                 .filter_map(|folder| {
                     let fd = rustix::fs::open(
                         root.join(folder),
-                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                         Mode::empty(),
                     )
                     .ok()?;
@@ -42,22 +42,38 @@ impl FolderHandles {
     }
 
     /// Opens `file` for reading: by name in its folder's handle when there is one, else by its
-    /// absolute path. Both follow symbolic links, exactly like `File::open`.
+    /// absolute path. Neither follows a symlink (a symlinked folder gets no handle, and its
+    /// files are refused by path).
     ///
     /// # Errors
-    /// The open's I/O error.
-    pub fn open_file(&self, file: &SourceFile) -> std::io::Result<File> {
+    /// `path_unsafe` for a symlink at the file or its folder; the open's I/O error otherwise
+    /// (`NotFound` for a file that vanished).
+    pub fn open_file(&self, file: &SourceFile) -> pm_engine::Result<File> {
         #[cfg(target_os = "linux")]
         if let Some((folder, name)) = file.rel.rsplit_once('/')
             && let Some((_, fd)) = self.folders.iter().find(|(f, _)| f == folder)
         {
             use rustix::fs::{Mode, OFlags};
-            let opened =
-                rustix::fs::openat(fd, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-                    .map_err(std::io::Error::from)?;
-            return Ok(File::from(opened));
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            return match rustix::fs::openat(fd, name, flags, Mode::empty()) {
+                Ok(opened) => Ok(File::from(opened)),
+                // The name is a symlink: refused exactly as a read by path refuses it.
+                Err(rustix::io::Errno::LOOP) => pm_engine::confine::leaf::open_nofollow(&file.abs)
+                    .and_then(|f| f.ok_or_else(|| vanished(file))),
+                Err(e) => Err(pm_engine::Error::Io {
+                    path: file.abs.clone(),
+                    source: e.into(),
+                }),
+            };
         }
-        File::open(&file.abs)
+        pm_engine::confine::leaf::open_file(&file.abs)?.ok_or_else(|| vanished(file))
+    }
+}
+
+fn vanished(file: &SourceFile) -> pm_engine::Error {
+    pm_engine::Error::Io {
+        path: file.abs.clone(),
+        source: std::io::ErrorKind::NotFound.into(),
     }
 }
 

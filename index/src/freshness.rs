@@ -279,7 +279,8 @@ fn verify_racy(
         .map(|(file, sig)| {
             let same = racy.get(&file.rel).is_some_and(|row| {
                 row.sig == sig
-                    && std::fs::read(&file.abs).is_ok_and(|b| hash_bytes(&b) == row.content_hash)
+                    && pm_engine::confine::leaf::read_file(&file.abs)
+                        .is_ok_and(|b| b.is_some_and(|b| hash_bytes(&b) == row.content_hash))
             });
             (file, same)
         })

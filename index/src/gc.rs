@@ -182,7 +182,9 @@ pub fn gc(
                     ("workspace-snapshots/objects", ".create-"),
                     ("workspace-snapshots/refs", ".ref-"),
                 ] {
-                    for path in entries(&runtime.join(dir))? {
+                    let dir = runtime.join(dir);
+                    pm_engine::confine::leaf::check_beneath(root, &dir.join("x"))?;
+                    for path in entries(&dir)? {
                         let name = file_name(&path);
                         if name.starts_with(prefix) && age_ms(&path, now_ms) > day_ms {
                             remove(root, &path, dry_run, &mut report)?;
@@ -315,6 +317,8 @@ fn remove(
     report: &mut ScopeReport,
 ) -> pm_engine::Result<()> {
     use pm_engine::IoResultExt;
+    // Never through a symlinked folder (`runtime/` linked elsewhere, say).
+    pm_engine::confine::leaf::check_beneath(root, path)?;
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return Ok(());
     };

@@ -387,7 +387,7 @@ pub fn scan_event_rows(
         .into_par_iter()
         .filter(|f| f.kind == SourceKind::History)
         .filter_map(|f| {
-            let bytes = std::fs::read(&f.abs).ok()?;
+            let bytes = pm_engine::confine::leaf::read_file(&f.abs).ok()??;
             Some((f.rel.clone(), project_stream(&f, &bytes, 0, 0)))
         })
         .collect();

@@ -141,8 +141,27 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
     };
     // One open, then the signature from the open file and a read sized by it: the signature
     // still precedes the read, so a concurrent write is caught by the next freshness check.
-    let Ok(mut handle) = ctx.folders.open_file(&file) else {
-        return vanished(file);
+    let mut handle = match ctx.folders.open_file(&file) {
+        Ok(handle) => handle,
+        // A symlinked item file is listed by the scan as unreadable (`path_unsafe`): so here.
+        Err(err @ Error::PathUnsafe { .. }) if file.item.is_some() => {
+            let Ok(meta) = std::fs::symlink_metadata(&file.abs) else {
+                return vanished(file);
+            };
+            // Keyed by the link's own status, as the sweep keys it.
+            let sig = Sig::of(&meta);
+            let projection = file.item.as_ref().map_or(Projection::Vanished, |item| {
+                Projection::Unreadable(unreadable(item, &err))
+            });
+            return Projected {
+                racy: sig.ctime_ns >= ctx.racy_from_ns,
+                file,
+                sig,
+                content_hash: 0,
+                projection,
+            };
+        }
+        Err(_) => return vanished(file),
     };
     let Ok(meta) = handle.metadata() else {
         return vanished(file);

@@ -10,7 +10,6 @@ use pm_engine::tracker::{HISTORY_FOLDER, ItemFileRef, ItemFormat, Tracker};
 use pm_engine::{IoResultExt, Result};
 use rayon::prelude::*;
 use std::fs::Metadata;
-use std::io::ErrorKind;
 use std::path::Path;
 use std::path::PathBuf;
 
@@ -199,10 +198,9 @@ pub fn enumerate(tracker: &Tracker, schema: &RuntimeSchema) -> Result<SourceSet>
 /// (tens of MB the allocator holds on to for a while, at the build's peak of memory).
 fn history_streams(tracker: &Tracker) -> Result<Vec<String>> {
     let history = tracker.history_dir();
-    let entries = match std::fs::read_dir(&history) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).at(&history),
+    // A symlinked `history/` is refused as `path_unsafe`, like one that cannot be listed.
+    let Some(entries) = pm_engine::confine::leaf::list_folder(&history)? else {
+        return Ok(Vec::new());
     };
     let mut streams = Vec::new();
     for entry in entries {
@@ -243,8 +241,9 @@ pub fn sweep(tracker: &Tracker, schema: &RuntimeSchema) -> Result<Sweep> {
         .files
         .into_par_iter()
         .filter_map(|file| {
-            let meta = std::fs::metadata(&file.abs).ok()?;
-            meta.is_file().then(|| {
+            // A symlinked entry is a source too (its own status): reading it is refused.
+            let meta = std::fs::symlink_metadata(&file.abs).ok()?;
+            (meta.is_file() || meta.is_symlink()).then(|| {
                 let sig = Sig::of(&meta);
                 (file, sig)
             })

@@ -11,7 +11,6 @@ use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
 use pm_engine::{IoResultExt, Result};
 use rayon::prelude::*;
-use std::io::ErrorKind;
 use std::path::Path;
 
 /// The digest of every source file of a scope (the fast path of the freshness check: bounded
@@ -206,10 +205,10 @@ impl Lister<'_> {
             let sig = self
                 .records
                 .as_ref()
-                .and_then(|_| std::fs::metadata(&dir).ok())
+                .and_then(|_| std::fs::symlink_metadata(&dir).ok())
                 .map(|meta| Sig::of(&meta));
-            match std::fs::read_dir(&dir) {
-                Ok(entries) => {
+            match pm_engine::confine::leaf::list_folder(&dir) {
+                Ok(Some(entries)) => {
                     if let (Some(records), Some(sig)) = (self.records.as_mut(), sig) {
                         records.push(Record {
                             index,
@@ -220,12 +219,21 @@ impl Lister<'_> {
                     self.open = Some((index, entries));
                     return Ok(true);
                 }
-                Err(e) if e.kind() == ErrorKind::NotFound => {}
-                Err(e) if *is_items => self.unreadable_dirs.push(Notice::new(
-                    format!("item_list_directory_read_failed:{folder}"),
-                    format!("{}: {e}", dir.display()),
-                )),
-                Err(e) => return Err(e).at(&dir),
+                Ok(None) => {}
+                // The same notices as `Tracker::item_files`.
+                Err(e @ pm_engine::Error::PathUnsafe { .. }) if *is_items => {
+                    self.unreadable_dirs.push(Notice::new(
+                        format!("item_list_directory_unsafe:{folder}"),
+                        e.to_string(),
+                    ));
+                }
+                Err(pm_engine::Error::Io { source, .. }) if *is_items => {
+                    self.unreadable_dirs.push(Notice::new(
+                        format!("item_list_directory_read_failed:{folder}"),
+                        format!("{}: {source}", dir.display()),
+                    ));
+                }
+                Err(e) => return Err(e),
             }
         }
         Ok(false)
@@ -254,12 +262,12 @@ fn sweep_batch(batch: &[Wanted], folders: &[(String, bool)]) -> (u64, usize) {
     batch
         .par_iter()
         .map(|(index, entry, name)| {
-            let meta = match entry.file_type() {
-                Ok(kind) if kind.is_symlink() => std::fs::metadata(entry.path()),
-                _ => entry.metadata(),
-            };
-            match meta {
-                Ok(m) if m.is_file() => (Sig::of(&m).contribution_at(&folders[*index].0, name), 1),
+            // Never followed: a symlinked entry counts with its own status (as the
+            // enumeration's sweep does), and reading it is refused.
+            match entry.metadata() {
+                Ok(m) if m.is_file() || m.is_symlink() => {
+                    (Sig::of(&m).contribution_at(&folders[*index].0, name), 1)
+                }
                 _ => (0, 0),
             }
         })

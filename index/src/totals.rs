@@ -38,17 +38,8 @@ pub fn from_index(conn: &Connection) -> rusqlite::Result<HistoryTotals> {
 /// `io_error` when `history/` exists but cannot be listed.
 pub fn from_scan(tracker: &Tracker) -> Result<HistoryTotals> {
     let dir = tracker.history_dir();
-    let listing = match std::fs::read_dir(&dir) {
-        Ok(listing) => listing,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(HistoryTotals::default());
-        }
-        Err(e) => {
-            return Err(pm_engine::Error::Io {
-                path: dir,
-                source: e,
-            });
-        }
+    let Some(listing) = pm_engine::confine::leaf::list_folder(&dir)? else {
+        return Ok(HistoryTotals::default());
     };
     let streams: Vec<(std::path::PathBuf, String)> = listing
         .filter_map(|entry| entry.ok())

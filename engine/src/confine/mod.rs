@@ -9,6 +9,7 @@
 //! `openat2`; files inside a directory handle are opened with `O_NOFOLLOW`. The root itself is
 //! the user's choice (`--pm-path`, discovery) and may be reached through a symlink.
 
+pub mod leaf;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]

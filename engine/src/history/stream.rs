@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::entry::HistoryEntry;
 use super::line::parse_entry_line;
-use crate::error::{Error, IoResultExt, Result};
+use crate::error::{Error, Result};
 use crate::item::canon::js;
 use crate::item::codec::find_conflict_marker;
 
@@ -51,10 +51,9 @@ pub struct TornTail {
 /// # Errors
 /// [`Error::Io`] when the file exists but cannot be read; otherwise as [`parse_stream`].
 pub fn read_stream(path: &Path, id: &str) -> Result<StreamRead> {
-    match std::fs::read(path) {
-        Ok(bytes) => parse_stream(&bytes, id, path),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(StreamRead::default()),
-        Err(err) => Err(err).at(path),
+    match crate::confine::leaf::read_file(path)? {
+        Some(bytes) => parse_stream(&bytes, id, path),
+        None => Ok(StreamRead::default()),
     }
 }
 

@@ -240,8 +240,13 @@ where
 ///
 /// # Errors
 /// [`crate::Error::Io`] when the history directory exists but cannot be listed.
+/// A symlinked `history/` lists no stream: each item's stream read is then refused as
+/// `path_unsafe`, and `validate` names the folder.
 pub fn list_streams(tracker: &Tracker) -> Result<Vec<String>> {
-    stream_ids(&tracker.history_dir())
+    match stream_ids(&tracker.history_dir()) {
+        Err(crate::Error::PathUnsafe { .. }) => Ok(Vec::new()),
+        listed => listed,
+    }
 }
 
 /// [`verify_tracker_history_indexed`] over streams listed beforehand with [`list_streams`], so
@@ -299,10 +304,8 @@ fn group_ids<'a>(items: &[&'a ItemFileRef], streams: &'a [String]) -> Vec<(&'a s
 /// Lists the stems of `*.jsonl` files in the history directory (a missing directory is empty).
 fn stream_ids(history_dir: &Path) -> Result<Vec<String>> {
     use crate::error::IoResultExt;
-    let entries = match std::fs::read_dir(history_dir) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(err).at(history_dir),
+    let Some(entries) = crate::confine::leaf::list_folder(history_dir)? else {
+        return Ok(Vec::new());
     };
     let mut ids = Vec::new();
     for entry in entries {
@@ -325,47 +328,64 @@ fn unreadable(err: &crate::Error) -> StreamStatus {
 /// fresh buffer per file: no size query first (the files read here are small), reads into a
 /// per-thread buffer until end of file, and returns exactly the bytes read.
 ///
+/// The file is opened without following a symlink (its folder is the listing's check).
+///
 /// # Errors
-/// The I/O error of opening or reading the file.
-pub(crate) fn read_small_file(path: &Path) -> std::io::Result<Vec<u8>> {
+/// `path_unsafe` for a symlink; the I/O error of opening or reading the file.
+pub(crate) fn read_small_file(path: &Path) -> Result<Vec<u8>> {
     use std::cell::RefCell;
     use std::io::{ErrorKind, Read};
     thread_local! {
         static BUFFER: RefCell<Vec<u8>> = RefCell::new(vec![0; 64 * 1024]);
     }
-    let mut file = std::fs::File::open(path)?;
-    BUFFER.with_borrow_mut(|buffer| {
-        let mut bytes = Vec::new();
-        loop {
-            match file.read(buffer) {
-                Ok(0) => return Ok(bytes),
-                Ok(n) => bytes.extend_from_slice(&buffer[..n]),
-                Err(err) if err.kind() == ErrorKind::Interrupted => {}
-                Err(err) => return Err(err),
+    use crate::error::IoResultExt;
+    let Some(mut file) = crate::confine::leaf::open_nofollow(path)? else {
+        return Err(std::io::Error::from(ErrorKind::NotFound)).at(path);
+    };
+    BUFFER
+        .with_borrow_mut(|buffer| {
+            let mut bytes = Vec::new();
+            loop {
+                match file.read(buffer) {
+                    Ok(0) => return Ok(bytes),
+                    Ok(n) => bytes.extend_from_slice(&buffer[..n]),
+                    Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                    Err(err) => return Err(err),
+                }
             }
-        }
-    })
+        })
+        .at(path)
 }
 
 /// Reads a stream; also answers whether the path is a file (read, absent, or asked again).
 fn read_stream_file(path: &Path, id: &str) -> (Result<StreamRead>, bool) {
-    stream_from_read(read_small_file(path), path, id)
+    stream_from_read(read_stream_bytes(path), path, id)
+}
+
+/// Reads a stream file as [`read_small_file`] does, refusing a symlinked `history/` too.
+///
+/// # Errors
+/// `path_unsafe` for a symlinked stream or folder; the I/O error of reading it.
+pub(crate) fn read_stream_bytes(path: &Path) -> Result<Vec<u8>> {
+    if let Some(folder) = path.parent() {
+        crate::confine::leaf::check_folder(folder)?;
+    }
+    read_small_file(path)
 }
 
 /// Parses the outcome of reading a stream file as [`verify_item_read`] takes it; also answers
 /// whether the path is a file (read, absent, or asked again).
 pub(crate) fn stream_from_read(
-    read: std::io::Result<Vec<u8>>,
+    read: Result<Vec<u8>>,
     path: &Path,
     id: &str,
 ) -> (Result<StreamRead>, bool) {
-    use crate::error::IoResultExt;
     match read {
         Ok(bytes) => (parse_stream(&bytes, id, path), true),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+        Err(crate::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             (Ok(StreamRead::default()), false)
         }
-        Err(err) => (Err(err).at(path), path.is_file()),
+        Err(err) => (Err(err), path.is_file()),
     }
 }
 
@@ -545,7 +565,10 @@ mod tests {
             assert_eq!(read_small_file(&path)?, std::fs::read(&path)?, "{len}");
         }
         let missing = read_small_file(&dir.path().join("none")).expect_err("missing");
-        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        assert!(
+            matches!(&missing, crate::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound),
+            "{missing}"
+        );
         Ok(())
     }
 

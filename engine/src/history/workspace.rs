@@ -89,9 +89,10 @@ pub fn check_workspace_documents(
             continue;
         }
         let path = tracker_root.join(rel);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+        // Confined: a symlink on the way is unreadable, never followed out of the tracker.
+        let bytes = match crate::confine::read(tracker_root, &path) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
                 out.push(disagreement(DisagreementKind::Missing, None));
                 continue;
             }

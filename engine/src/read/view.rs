@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::error::{Error, IoResultExt, Result};
+use crate::error::{Error, Result};
 use crate::history::{StreamRead, read_stream};
 use crate::ids::{is_valid_id, normalize_id_input};
 use crate::item::ItemDoc;
@@ -122,7 +122,7 @@ impl TrackerView {
     /// # Errors
     /// `io_error` when the file cannot be read; the parse errors of [`parse_item`].
     pub fn load(&self, file: &ItemFileRef) -> Result<ItemDoc> {
-        let bytes = std::fs::read(&file.path).at(&file.path)?;
+        let bytes = crate::confine::leaf::read_existing(&file.path)?;
         parse_item(&bytes, file.format, &file.path, &self.canon_schema())
     }
 

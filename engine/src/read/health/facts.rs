@@ -12,7 +12,8 @@ use crate::error::{IoResultExt, Result};
 use crate::hash::sha256_hex;
 use crate::history::WORKSPACE_STREAM_ID;
 use crate::history::verify::{
-    DriftStatus, StreamStatus, read_small_file, stream_from_read, verify_item_read,
+    DriftStatus, StreamStatus, read_small_file, read_stream_bytes, stream_from_read,
+    verify_item_read,
 };
 use crate::item::ItemFormat;
 use crate::item::codec::parse_item;
@@ -258,15 +259,16 @@ impl ListedSources<'_> {
 /// `io_error` when an entry of a readable folder cannot be inspected.
 pub(crate) fn list_item_files(view: &TrackerView) -> Result<(Vec<ListedFile>, bool)> {
     let root = view.tracker().root();
-    let mut found: Vec<(std::fs::DirEntry, bool, ItemFileRef, String)> = Vec::new();
+    let mut found: Vec<(std::fs::DirEntry, ItemFileRef, String)> = Vec::new();
     let mut every_folder_read = true;
     for (folder, type_name) in view.schema().types.folders() {
         let dir = root.join(folder);
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            // Missing folders are empty; unreadable ones are notices `health` does not show.
-            Err(e) => {
-                every_folder_read &= e.kind() == std::io::ErrorKind::NotFound;
+        let entries = match crate::confine::leaf::list_folder(&dir) {
+            Ok(Some(entries)) => entries,
+            Ok(None) => continue,
+            // Unreadable and symlinked folders are notices `health` does not show.
+            Err(_) => {
+                every_folder_read = false;
                 continue;
             }
         };
@@ -288,16 +290,16 @@ pub(crate) fn list_item_files(view: &TrackerView) -> Result<(Vec<ListedFile>, bo
                     format,
                 };
                 let key = format!("{folder}/{name}");
-                found.push((entry, kind.is_symlink(), file, key));
+                found.push((entry, file, key));
             }
         }
         // Same order as sorting the paths: one folder, so the names decide (byte order).
-        found[start..].sort_unstable_by(|a, b| a.3.cmp(&b.3));
+        found[start..].sort_unstable_by(|a, b| a.2.cmp(&b.2));
     }
     let files = found
         .into_par_iter()
-        .map(|(entry, symlink, file, name)| ListedFile {
-            sig: stat(&entry, symlink),
+        .map(|(entry, file, name)| ListedFile {
+            sig: stat(&entry),
             file,
             name,
         })
@@ -311,10 +313,11 @@ pub(crate) fn list_item_files(view: &TrackerView) -> Result<(Vec<ListedFile>, bo
 /// # Errors
 /// `io_error` when the history directory exists but cannot be listed.
 pub(crate) fn list_stream_files(history_dir: &Path) -> Result<Vec<(String, Option<FileSig>)>> {
-    let entries = match std::fs::read_dir(history_dir) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(err).at(history_dir),
+    // A symlinked `history/` lists nothing (each stream read is refused, see `list_streams`).
+    let entries = match crate::confine::leaf::list_folder(history_dir) {
+        Ok(Some(entries)) => entries,
+        Ok(None) | Err(crate::Error::PathUnsafe { .. }) => return Ok(Vec::new()),
+        Err(err) => return Err(err),
     };
     let mut found = Vec::new();
     for entry in entries {
@@ -326,22 +329,14 @@ pub(crate) fn list_stream_files(history_dir: &Path) -> Result<Vec<(String, Optio
     }
     Ok(found
         .into_par_iter()
-        .map(|(id, entry)| {
-            let symlink = entry.file_type().is_ok_and(|k| k.is_symlink());
-            (id, stat(&entry, symlink))
-        })
+        .map(|(id, entry)| (id, stat(&entry)))
         .collect())
 }
 
-/// Stats a directory entry (following a symbolic link, whose own status says nothing about
-/// its target).
-fn stat(entry: &std::fs::DirEntry, symlink: bool) -> Option<FileSig> {
-    let meta = if symlink {
-        std::fs::metadata(entry.path())
-    } else {
-        entry.metadata()
-    };
-    meta.ok().as_ref().and_then(FileSig::of)
+/// Stats a directory entry without following it (a symlink is never read, so its own status
+/// is the key: reading it is refused as `path_unsafe`).
+fn stat(entry: &std::fs::DirEntry) -> Option<FileSig> {
+    entry.metadata().ok().as_ref().and_then(FileSig::of)
 }
 
 /// Returns the key of a file read with signature `sig`: with a digest of `bytes` when its
@@ -378,13 +373,13 @@ pub(crate) fn compute_group(
                     .ok()
                     .and_then(|bytes| key_of(listed.sig, bytes, settled_before)),
             );
-            let bytes = read.at(&file.path)?;
+            let bytes = read?;
             let doc = parse_item(&bytes, file.format, &file.path, &canon)?;
             Ok(CheckItem::new(doc, &file.stem, schema))
         })
         .collect();
     let path = view.tracker().history_path(id);
-    let read = read_small_file(&path);
+    let read = read_stream_bytes(&path);
     let stream_key = match stream {
         None => StreamKey::NotListed,
         Some(sig) => StreamKey::Listed(match &read {

@@ -298,11 +298,13 @@ fn integrity(
     let mut unreadable = Vec::new();
     let mut conflicted_items = Vec::new();
     let mut parse_failures = Vec::new();
+    let mut refused = Vec::new();
     for index in 0..facts.places.len() {
         if let Err(code) = &facts.file(index).parse {
             let path = view.relative(&facts.files[index].file.path);
             match code.as_str() {
                 "io_error" => unreadable.push(path),
+                "path_unsafe" => refused.push(path),
                 code if code.contains("conflict") => conflicted_items.push(path),
                 _ => parse_failures.push(path),
             }
@@ -334,6 +336,7 @@ fn integrity(
     for (id, code) in streams {
         if let Some(code) = code {
             match code {
+                "path_unsafe" => refused.push(format!("history/{id}.jsonl")),
                 c if c.contains("conflict") => history_conflicts.push(id.to_string()),
                 "history_invalid_json" => history_invalid.push(id.to_string()),
                 _ => history_unreadable.push(id.to_string()),
@@ -351,6 +354,11 @@ fn integrity(
             ));
         }
     };
+    let linked = crate::read::unsafe_paths::merge(
+        crate::read::unsafe_paths::linked_folders_and_locks(view.tracker(), &view.schema().types),
+        refused,
+    );
+    flag("integrity_path_unsafe", &linked, true);
     flag("integrity_item_unreadable", &unreadable, true);
     flag("integrity_item_conflict_markers", &conflicted_items, true);
     flag("integrity_item_parse_failure", &parse_failures, true);

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use super::receipt::FieldGroup;
 use super::view::TrackerView;
 use crate::collate::locale_compare;
-use crate::error::IoResultExt;
+
 use crate::error::Result;
 use crate::history::TrackerHistoryReport;
 use crate::history::verify::{list_streams, read_small_file, verify_tracker_history_listed};
@@ -315,7 +315,7 @@ fn load_items(view: &TrackerView, history: bool) -> Result<(Loaded, Option<Vec<S
     let parsed: Vec<Result<CheckItem>> = files
         .par_iter()
         .map(|file| {
-            let bytes = read_small_file(&file.path).at(&file.path)?;
+            let bytes = read_small_file(&file.path)?;
             let doc = parse_item(&bytes, file.format, &file.path, &canon)?;
             Ok(CheckItem::new(doc, &file.stem, schema))
         })

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::read::unsafe_paths;
 use serde_json::{Value, json};
 
 use super::items::{capped, sorted_unique};
@@ -107,11 +108,15 @@ fn merge_fence(scope: &Scope<'_>) -> Value {
 pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport) -> Outcome {
     let mut by_id: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut unreadable = Vec::new();
+    let mut refused = Vec::new();
     for (file, doc) in scope.scanned {
         let path = scope.view.relative(&file.path);
         match doc {
             Ok(id) => by_id.entry(id.to_lowercase()).or_default().push(path),
-            Err(_) => {
+            Err(err) => {
+                if matches!(err, crate::Error::PathUnsafe { .. }) {
+                    refused.push(path.clone());
+                }
                 unreadable.push(path);
                 by_id.entry(file.stem.to_lowercase()).or_default();
             }
@@ -156,6 +161,10 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
     for (id, stream, torn, exists) in streams {
         scanned_streams += usize::from(exists);
         match stream {
+            StreamStatus::Unreadable { code, .. } if *code == "path_unsafe" => {
+                refused.push(format!("history/{id}.jsonl"));
+                unparseable.push(id.to_string());
+            }
             StreamStatus::Unreadable { code, .. } if code.contains("conflict") => {
                 conflicted.push(id.to_string());
             }
@@ -187,7 +196,12 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
     warn("validate_storage_unparseable_history", unparseable.len());
     warn("validate_storage_resurrected_items", resurrected.len());
     warn("validate_storage_unparseable_config", broken_config.len());
-    // Corruption is an error; the leftovers of killed writers only warn.
+    let linked = unsafe_paths::merge(
+        unsafe_paths::linked_folders_and_locks(scope.view.tracker(), &scope.view.schema().types),
+        refused,
+    );
+    warn("validate_storage_unsafe_paths", linked.len());
+    // Corruption and symlinks are errors; the leftovers of killed writers only warn.
     let error = !warnings.is_empty();
     let leftovers = super::operational::leftovers(scope);
     let mut details = json!({
@@ -216,6 +230,21 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
             "remediation_command": null,
         },
     });
+    if let Value::Object(map) = &mut details
+        && !linked.is_empty()
+    {
+        let paths = super::items::capped(linked.clone(), scope.limit);
+        map.insert(
+            "unsafe_paths".into(),
+            json!({
+                "code": "validate_storage_unsafe_paths",
+                "count": linked.len(),
+                "paths": paths.values,
+                "paths_truncated": paths.truncated,
+                "fix": unsafe_paths::UNSAFE_PATHS_FIX,
+            }),
+        );
+    }
     if let Value::Object(map) = &mut details {
         for (key, group, warning) in leftovers {
             map.insert(key.into(), group);
