@@ -98,23 +98,40 @@ mod tests {
         std::fs::create_dir_all(root.path().join("other"))?;
         pm_engine::atomic::write(&root.path().join("history/a.jsonl"), b"one")?;
         pm_engine::atomic::write(&root.path().join("other/b.jsonl"), b"two")?;
-        let handles = FolderHandles::open(root.path(), ["history", "missing"]);
-        let read = |rel: &str| -> std::io::Result<String> {
-            let mut text = String::new();
-            std::io::Read::read_to_string(
-                &mut handles.open_file(&source(root.path(), rel))?,
-                &mut text,
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(
+                root.path().join("other/b.jsonl"),
+                root.path().join("history/l.jsonl"),
             )?;
+            std::os::unix::fs::symlink(root.path().join("other"), root.path().join("linked"))?;
+        }
+        let handles = FolderHandles::open(root.path(), ["history", "missing", "linked"]);
+        let read = |rel: &str| -> pm_engine::Result<String> {
+            let mut text = String::new();
+            let mut file = handles.open_file(&source(root.path(), rel))?;
+            std::io::Read::read_to_string(&mut file, &mut text).map_err(|e| {
+                pm_engine::Error::Io {
+                    path: rel.into(),
+                    source: e,
+                }
+            })?;
             Ok(text)
         };
         assert_eq!(read("history/a.jsonl")?, "one");
         // No handle for the folder: opened by path.
         assert_eq!(read("other/b.jsonl")?, "two");
         let gone = read("history/none.jsonl");
-        assert_eq!(
-            gone.err().map(|e| e.kind()),
-            Some(std::io::ErrorKind::NotFound)
+        assert!(
+            matches!(&gone, Err(pm_engine::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound),
+            "{gone:?}"
         );
+        // Links are refused, through a handle and by path.
+        #[cfg(unix)]
+        for rel in ["history/l.jsonl", "linked/b.jsonl"] {
+            let refused = read(rel).expect_err("a link is refused");
+            assert_eq!(refused.code().as_str(), "path_unsafe", "{rel}");
+        }
         Ok(())
     }
 }
