@@ -18,6 +18,19 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
     h.finish()
 }
 
+/// Returns the content hash of a source: its bytes' hash, or for a symlink (never read: its
+/// reads are refused) the hash of where it points, so a link retargeted within the same clock
+/// tick is still seen; `None` when neither can be read.
+pub fn content_hash(path: &std::path::Path) -> Option<u64> {
+    match pm_engine::confine::leaf::read_file(path) {
+        Ok(Some(bytes)) => Some(hash_bytes(&bytes)),
+        Err(pm_engine::Error::PathUnsafe { .. }) => std::fs::read_link(path)
+            .ok()
+            .map(|target| hash_bytes(target.as_os_str().as_encoded_bytes())),
+        _ => None,
+    }
+}
+
 /// An incremental hasher over 8-byte words.
 #[derive(Clone, Copy, Debug)]
 pub struct Hasher64 {

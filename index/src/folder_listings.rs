@@ -64,7 +64,7 @@ impl FolderListings {
     /// The recorded names of `folder` (each followed by a newline) when the folder at `dir`
     /// still has the signature they were recorded with.
     pub(crate) fn recall(&self, folder: &str, dir: &Path) -> Option<String> {
-        let sig = Sig::of(&std::fs::metadata(dir).ok()?);
+        let sig = Sig::of(&std::fs::symlink_metadata(dir).ok()?);
         let text = std::fs::read_to_string(self.file(folder)).ok()?;
         let (header, names) = text.split_once('\n')?;
         (header == header_line(folder, sig) && (names.is_empty() || names.ends_with('\n')))
@@ -175,7 +175,7 @@ mod tests {
         let root = tempfile::tempdir()?;
         let folder = root.path().join("tasks");
         std::fs::create_dir(&folder)?;
-        let sig = Sig::of(&std::fs::metadata(&folder)?);
+        let sig = Sig::of(&std::fs::symlink_metadata(&folder)?);
         let listings = FolderListings::settled_before(root.path().join("listing"), i64::MAX);
         assert_eq!(listings.recall("tasks", &folder), None);
         let names = vec!["a.toon".to_string(), "b c.md".to_string()];
@@ -197,7 +197,7 @@ mod tests {
         let root = tempfile::tempdir()?;
         let folder = root.path().join("tasks");
         std::fs::create_dir(&folder)?;
-        let sig = Sig::of(&std::fs::metadata(&folder)?);
+        let sig = Sig::of(&std::fs::symlink_metadata(&folder)?);
         let listings = FolderListings::settled_before(root.path().join("listing"), sig.ctime_ns);
         // Changed at the clock's reading: a later change could keep the same change time.
         listings.record("tasks", sig, &["a.toon".to_string()], sig.ctime_ns);

@@ -5,7 +5,7 @@
 //! (changed too close to when they were indexed) are compared by content hash. A read that
 //! depends on item files only confirms freshness from the item folders alone (`SweepScope`).
 
-use crate::digest::{from_sql, hash_bytes};
+use crate::digest::from_sql;
 use crate::folder_listings::FolderListings;
 use crate::rows::{SourceRow, read_source_row};
 use crate::source::{ALL_KEYS, ITEM_KEYS, Sig, SourceFile, Sweep, SweepScope, sweep};
@@ -183,7 +183,8 @@ fn fast_path(
         .keys()
         .filter_map(|rel| {
             let file = crate::source_for(tracker, schema, &tracker.root().join(rel))?;
-            let meta = std::fs::metadata(&file.abs).ok()?;
+            // The link's own status, as the sweeps key it.
+            let meta = std::fs::symlink_metadata(&file.abs).ok()?;
             Some((file, Sig::of(&meta)))
         })
         .collect();
@@ -278,9 +279,7 @@ fn verify_racy(
         .into_par_iter()
         .map(|(file, sig)| {
             let same = racy.get(&file.rel).is_some_and(|row| {
-                row.sig == sig
-                    && pm_engine::confine::leaf::read_file(&file.abs)
-                        .is_ok_and(|b| b.is_some_and(|b| hash_bytes(&b) == row.content_hash))
+                row.sig == sig && crate::digest::content_hash(&file.abs) == Some(row.content_hash)
             });
             (file, same)
         })

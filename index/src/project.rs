@@ -155,9 +155,9 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
             });
             return Projected {
                 racy: sig.ctime_ns >= ctx.racy_from_ns,
+                content_hash: crate::digest::content_hash(&file.abs).unwrap_or(0),
                 file,
                 sig,
-                content_hash: 0,
                 projection,
             };
         }

@@ -25,7 +25,7 @@ fn listed_digest(f: &Fixture) -> Result<Option<DigestSweep>, Box<dyn std::error:
     Ok(got.ok_or("the listing was not handed out")?)
 }
 
-/// A tracker with entries the sweep must skip or follow: a folder named like an item file, a
+/// A tracker with entries the sweep must skip or key by their own status: a folder named like an item file, a
 /// file that is not an item, a folder and a nameless file in `history/`, a stream without an
 /// item, and (on Unix) an item file that is a symbolic link.
 fn odd_tracker() -> Result<Fixture, Box<dyn std::error::Error>> {

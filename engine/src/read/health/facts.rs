@@ -37,10 +37,12 @@ pub struct FileSig {
 }
 
 impl FileSig {
-    /// Returns the signature of stat results, or `None` when they are not a regular file's.
+    /// Returns the signature of stat results (`lstat`'s: a symlink is keyed by its own status,
+    /// as the index sweep keys it), or `None` when they are neither a regular file's nor a
+    /// symlink's.
     pub fn of(meta: &std::fs::Metadata) -> Option<FileSig> {
         use std::os::unix::fs::MetadataExt;
-        meta.is_file().then(|| FileSig {
+        (meta.is_file() || meta.file_type().is_symlink()).then(|| FileSig {
             size: meta.size(),
             mtime_ns: meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
             ctime_ns: meta.ctime().saturating_mul(1_000_000_000) + meta.ctime_nsec(),
