@@ -45,6 +45,7 @@ mod test_read_output_props;
 mod test_sample_tracker;
 mod test_search_highlight;
 mod test_symlinks;
+mod test_time_windows;
 mod test_transcript;
 mod test_usage_errors;
 mod test_validate;

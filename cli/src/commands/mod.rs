@@ -34,7 +34,6 @@ pub mod list_filters;
 mod list_page;
 mod list_rows;
 mod list_switches;
-mod list_time;
 mod next;
 mod rank_filters;
 mod rank_rows;
