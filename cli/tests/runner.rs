@@ -16,6 +16,7 @@ mod test_context_sections;
 mod test_contracts;
 mod test_crash;
 mod test_drift_recovery;
+mod test_error_echo;
 mod test_events;
 mod test_forgotten_files;
 mod test_generation_race;

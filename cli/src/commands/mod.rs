@@ -252,6 +252,31 @@ impl Command {
         }
     }
 
+    /// Refuses a revision guard (`--expect-hash`) on a read surface (pm's
+    /// `expect_hash_requires_mutation`): a guard no write checks would prove nothing.
+    ///
+    /// # Errors
+    /// `expect_hash_requires_mutation` when `expect_hash` is not empty and the command reads.
+    pub fn refuse_read_guard(&self, expect_hash: &[String]) -> Result<()> {
+        let Some(first) = expect_hash.first() else {
+            return Ok(());
+        };
+        if self.read_kind() != CommandKind::Read {
+            return Ok(());
+        }
+        Err(pm_engine::Error::Usage {
+            kind: pm_engine::UsageKind::RequiresMutation,
+            detail: format!(
+                "--expect-hash applies only to commands that write an item; {} only reads",
+                self.name()
+            ),
+            flag: Some("--expect-hash".into()),
+            value: Some(first.clone()),
+            suggestions: Box::default(),
+            allowed: Box::default(),
+        })
+    }
+
     /// Returns the list-family spelling and its arguments, for the list commands.
     fn list_spelling(&self) -> Option<ListSpelling> {
         self.list_args().map(|(spelling, _)| spelling)
