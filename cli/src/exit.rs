@@ -103,6 +103,8 @@ path_unsafe conflict 4
 lock_lost lock_held 4
 settings_invalid invalid_argument 2
 item_too_large invalid_argument 2
+expect_hash_requires_mutation invalid_argument 2
+tracker_root_unreadable io 1
 "
         );
     }

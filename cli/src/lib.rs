@@ -84,7 +84,11 @@ pub fn run_with(
             );
         }
     };
-    ctx.read_output = match read_output {
+    let checked = read_output.and_then(|request| {
+        cli.command.refuse_read_guard(&cli.global.expect_hash)?;
+        Ok(request)
+    });
+    ctx.read_output = match checked {
         Ok(request) => request,
         Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
     };

@@ -73,7 +73,9 @@ impl Tracker {
         if let Some(explicit) = explicit {
             let path = normalize_lexically(&cwd.join(explicit));
             let nested = path.join(NESTED_TRACKER_DIR);
-            if !path.join(SETTINGS_FILE).exists() && nested.join(SETTINGS_FILE).exists() {
+            if !Probe::of(&path.join(SETTINGS_FILE)).found()
+                && Probe::of(&nested.join(SETTINGS_FILE)).found()
+            {
                 return Tracker::at(nested);
             }
             return Tracker::at(path);
@@ -81,7 +83,7 @@ impl Tracker {
         let cwd = normalize_lexically(cwd);
         for dir in cwd.ancestors() {
             let nested = dir.join(NESTED_TRACKER_DIR);
-            if nested.join(SETTINGS_FILE).exists() {
+            if Probe::of(&nested.join(SETTINGS_FILE)).found() {
                 return Tracker::at(nested);
             }
             if is_root_layout_settings(&dir.join(SETTINGS_FILE)) {
@@ -94,17 +96,26 @@ impl Tracker {
     /// Like [`Tracker::discover`], but requires an initialized tracker.
     ///
     /// # Errors
-    /// `Error::NotInProject` when the discovered root has no readable settings.json.
+    /// `Error::TrackerUnreadable` when the root or its settings.json exists but permissions
+    /// forbid looking at it; `Error::NotInProject` when the discovered root has no settings.json.
     pub fn open(cwd: &Path, explicit: Option<&Path>) -> Result<Tracker> {
         let tracker = Tracker::discover(cwd, explicit);
         if tracker.is_initialized() {
-            Ok(tracker)
-        } else {
-            Err(Error::NotInProject {
-                cwd: cwd.to_path_buf(),
-                tried: tracker.root,
-            })
+            return Ok(tracker);
         }
+        // A forbidden settings.json stat means the root itself cannot be searched: name the root.
+        for path in [tracker.root.clone(), tracker.settings_path()] {
+            if let Probe::Unreadable(source) = Probe::of(&path) {
+                return Err(Error::TrackerUnreadable {
+                    path: tracker.root,
+                    source,
+                });
+            }
+        }
+        Err(Error::NotInProject {
+            cwd: cwd.to_path_buf(),
+            tried: tracker.root,
+        })
     }
 
     /// Returns true when the root is a directory containing a settings.json file.
@@ -218,27 +229,42 @@ impl Tracker {
 
     /// Returns every file that holds exactly `id`: for each folder in registry order,
     /// `<folder>/<id>.toon` then `<folder>/<id>.md`.
-    pub fn files_for_id(&self, id: &str, types: &TypeRegistry) -> Vec<ItemFileRef> {
+    ///
+    /// # Errors
+    /// `Error::Io` naming the folder when no file was found but a folder could not be looked
+    /// into (permissions): the id may be there, so "not found" would mislead.
+    pub fn files_for_id(&self, id: &str, types: &TypeRegistry) -> Result<Vec<ItemFileRef>> {
         let mut hits = Vec::new();
         if !is_valid_id(id) {
-            return hits;
+            return Ok(hits);
         }
+        let mut unreadable = None;
         for (folder, type_name) in types.folders() {
             for format in [ItemFormat::Toon, ItemFormat::Markdown] {
                 let path = self.item_path(folder, id, format);
                 // A symlink is a hit too: reading it is refused as `path_unsafe`.
-                if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
-                    hits.push(ItemFileRef {
+                match std::fs::symlink_metadata(&path).map_err(Probe::classify) {
+                    Ok(meta) if !meta.is_dir() => hits.push(ItemFileRef {
                         type_name: type_name.to_string(),
                         folder: folder.to_string(),
                         path,
                         stem: id.to_string(),
                         format,
-                    });
+                    }),
+                    Err(Probe::Unreadable(source)) if unreadable.is_none() => {
+                        unreadable = Some(Error::Io {
+                            path: self.root.join(folder),
+                            source,
+                        });
+                    }
+                    _ => {}
                 }
             }
         }
-        hits
+        match unreadable {
+            Some(error) if hits.is_empty() => Err(error),
+            _ => Ok(hits),
+        }
     }
 
     /// Finds the file of an id argument (pm's `locateItem`): the prefixed normalized form is
@@ -266,8 +292,15 @@ impl Tracker {
                 reason: "ids use lowercase letters, digits and inner hyphens only".to_string(),
             });
         };
+        let mut unreadable = None;
         for id in candidates {
-            let mut hits = self.files_for_id(&id, types);
+            let mut hits = match self.files_for_id(&id, types) {
+                Ok(hits) => hits,
+                Err(error) => {
+                    unreadable.get_or_insert(error);
+                    continue;
+                }
+            };
             match hits.len() {
                 0 => continue,
                 1 => return Ok(hits.remove(0)),
@@ -279,7 +312,41 @@ impl Tracker {
                 }
             }
         }
-        Err(Error::ItemNotFound { id: first })
+        Err(unreadable.unwrap_or(Error::ItemNotFound { id: first }))
+    }
+}
+
+/// What a `stat` says about a tracker path: there, absent, or there but forbidden.
+#[derive(Debug)]
+enum Probe {
+    /// The path exists.
+    Present,
+    /// The path does not exist (or is not reachable as named, e.g. a parent is a file).
+    Absent,
+    /// Permissions forbid looking: the path may well exist.
+    Unreadable(std::io::Error),
+}
+
+impl Probe {
+    /// Returns what `stat(path)` says (following links, like `Path::exists`).
+    fn of(path: &Path) -> Probe {
+        match std::fs::metadata(path) {
+            Ok(_) => Probe::Present,
+            Err(err) => Probe::classify(err),
+        }
+    }
+
+    /// Classifies a failed `stat`: only a permission error leaves the path's existence open.
+    fn classify(err: std::io::Error) -> Probe {
+        match err.kind() {
+            std::io::ErrorKind::PermissionDenied => Probe::Unreadable(err),
+            _ => Probe::Absent,
+        }
+    }
+
+    /// Returns whether the path is there or may be (a forbidden one is reported, not skipped).
+    fn found(&self) -> bool {
+        !matches!(self, Probe::Absent)
     }
 }
 
@@ -382,6 +449,22 @@ mod tests {
         let err = Tracker::open(&cwd, None).expect_err("uninitialized");
         assert_eq!(err.code().as_str(), "not_in_project");
         Ok(())
+    }
+
+    #[test]
+    fn only_permission_errors_leave_a_path_unreadable() {
+        use std::io::{Error as IoError, ErrorKind};
+        let denied = Probe::classify(IoError::from(ErrorKind::PermissionDenied));
+        assert!(matches!(denied, Probe::Unreadable(_)) && denied.found());
+        for kind in [
+            ErrorKind::NotFound,
+            ErrorKind::NotADirectory,
+            ErrorKind::InvalidInput,
+        ] {
+            let probe = Probe::classify(IoError::from(kind));
+            assert!(matches!(probe, Probe::Absent) && !probe.found(), "{kind:?}");
+        }
+        assert!(Probe::of(Path::new("/")).found());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pm_engine::clock::format_iso_ms;
 use pm_engine::history::HistoryEntry;
+use pm_engine::query::parse_when;
 use pm_engine::read::history_view::compact_row;
 use pm_engine::read::{FieldGroup, OmissionReceipt, ProvenanceRow, TrackerView};
 use pm_engine::schema::load;
@@ -57,12 +58,12 @@ pub struct ActivityArgs {
     #[arg(long, value_name = "INSTANCE", value_delimiter = ',')]
     pub agent_instance: Vec<String>,
 
-    /// Window start, inclusive: an ISO instant or a span back from now (30m, 12h, 7d, 2w)
-    #[arg(long, value_name = "WHEN")]
+    /// Window start, inclusive: an ISO instant or a relative offset (30min, 12h, 7d, 2w, 1m = a month; unsigned means the past)
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub from: Option<String>,
 
-    /// Window end, exclusive: an ISO instant or a span back from now (default: now)
-    #[arg(long, value_name = "WHEN")]
+    /// Window end, exclusive: an ISO instant or a relative offset (default: now)
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub to: Option<String>,
 
     /// Rows per page (default: digest 15, raw/provenance 20, full 5)
@@ -369,11 +370,11 @@ fn sorted(values: &[String]) -> Vec<String> {
 fn window(ctx: &Ctx, args: &ActivityArgs) -> Result<(i64, i64)> {
     let now = ctx.clock.now_ms();
     let to = match args.to.as_deref() {
-        Some(raw) => instant(raw, now, "--to")?,
+        Some(raw) => parse_when("--to", raw, now)?,
         None => now,
     };
     let from = match args.from.as_deref() {
-        Some(raw) => instant(raw, now, "--from")?,
+        Some(raw) => parse_when("--from", raw, now)?,
         None => to - DEFAULT_WINDOW_MS,
     };
     if from >= to {
@@ -411,32 +412,6 @@ fn window_of(cursor: &QueryCursor, raw: &str) -> Result<Option<(i64, i64)>> {
             suggestion: None,
         }),
     }
-}
-
-/// Parses an instant: ISO (any form pm's timestamps accept) or `<n>m|h|d|w` back from `now`.
-fn instant(raw: &str, now: i64, flag: &str) -> Result<i64> {
-    let text = raw.trim();
-    let relative = text.char_indices().last().and_then(|(i, unit)| {
-        let scale = match unit {
-            'm' => 60_000,
-            'h' => 3_600_000,
-            'd' => 86_400_000,
-            'w' => 7 * 86_400_000,
-            _ => return None,
-        };
-        let n: i64 = text[..i].parse().ok().filter(|n| *n >= 0)?;
-        n.checked_mul(scale).map(|span| now - span)
-    });
-    relative
-        .or_else(|| parse_timestamp(text))
-        .ok_or_else(|| Error::InvalidArgument {
-            field: flag.into(),
-            value: raw.into(),
-            reason:
-                "expected an ISO instant (2026-09-01T00:00:00Z) or a span like 30m, 12h, 7d, 2w"
-                    .into(),
-            allowed: Vec::new(),
-        })
 }
 
 /// Returns `activity_summary`: the window and counts over every matching event.
@@ -593,24 +568,6 @@ fn event_row(mode: Mode, row: &EventRow, raw: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn relative_and_iso_instants() {
-        let now = 1_788_220_800_000; // 2026-09-01T00:00:00.000Z
-        assert_eq!(instant("24h", now, "--from").ok(), Some(now - 86_400_000));
-        assert_eq!(
-            instant("2w", now, "--from").ok(),
-            Some(now - 14 * 86_400_000)
-        );
-        assert_eq!(instant("30m", now, "--from").ok(), Some(now - 1_800_000));
-        assert_eq!(
-            instant("2026-08-31T00:00:00.000Z", now, "--from").ok(),
-            Some(now - 86_400_000)
-        );
-        for bad in ["", "yesterday", "-3h", "h", "12x"] {
-            assert!(instant(bad, now, "--from").is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn operations_keep_four_kinds_then_count_the_rest() {

@@ -9,7 +9,7 @@ use pm_engine::{Error, Result};
 use serde_json::{Map, Value, json};
 
 pub use super::list_switches::{ContentArgs, MissingArgs};
-use super::list_time::parse_when;
+use pm_engine::query::parse_when;
 
 /// The selectors every item read accepts (`context` and `next` use only these).
 #[derive(Clone, Debug, Default, clap::Args)]

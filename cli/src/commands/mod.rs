@@ -34,7 +34,6 @@ pub mod list_filters;
 mod list_page;
 mod list_rows;
 mod list_switches;
-mod list_time;
 mod next;
 mod rank_filters;
 mod rank_rows;
@@ -251,6 +250,31 @@ impl Command {
             Command::Deps(_) => CommandKind::HybridMutation(crate::read_output::Surface::Deps),
             Command::Bench(_) => CommandKind::NotRead,
         }
+    }
+
+    /// Refuses a revision guard (`--expect-hash`) on a read surface (pm's
+    /// `expect_hash_requires_mutation`): a guard no write checks would prove nothing.
+    ///
+    /// # Errors
+    /// `expect_hash_requires_mutation` when `expect_hash` is not empty and the command reads.
+    pub fn refuse_read_guard(&self, expect_hash: &[String]) -> Result<()> {
+        let Some(first) = expect_hash.first() else {
+            return Ok(());
+        };
+        if self.read_kind() != CommandKind::Read {
+            return Ok(());
+        }
+        Err(pm_engine::Error::Usage {
+            kind: pm_engine::UsageKind::RequiresMutation,
+            detail: format!(
+                "--expect-hash applies only to commands that write an item; {} only reads",
+                self.name()
+            ),
+            flag: Some("--expect-hash".into()),
+            value: Some(first.clone()),
+            suggestions: Box::default(),
+            allowed: Box::default(),
+        })
     }
 
     /// Returns the list-family spelling and its arguments, for the list commands.

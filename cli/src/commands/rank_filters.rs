@@ -1,10 +1,8 @@
 //! The item filters of `search`, `context` and `next` (list parity): clap flags translated into
 //! the engine's `Query`, which alone defines what a filter means, plus pm's filter echo.
 
-use pm_engine::clock::{civil_from_days, days_from_civil};
-use pm_engine::query::{Assignment, ContentFilter, Query, StatusFilter, TimeWindow};
+use pm_engine::query::{Assignment, ContentFilter, Query, StatusFilter, TimeWindow, parse_when};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::timestamp::parse_timestamp;
 use pm_engine::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -198,58 +196,6 @@ pub fn status_filter(schema: &RuntimeSchema, raw: &[String]) -> Result<StatusFil
     Ok(StatusFilter::Set(set))
 }
 
-/// Parses an ISO timestamp or a signed relative offset `±N{h,d,w,m}` (m = calendar months)
-/// from `now_ms` into epoch milliseconds.
-///
-/// # Errors
-/// `invalid_argument_value` for anything else.
-pub fn time_bound(flag: &str, raw: &str, now_ms: i64) -> Result<i64> {
-    let text = raw.trim();
-    if let Some(ms) = parse_timestamp(text) {
-        return Ok(ms);
-    }
-    let bad = || {
-        invalid(
-            flag,
-            raw,
-            "expected an ISO timestamp or a relative offset like -7d, +2w, -1m, -12h",
-            Vec::new(),
-        )
-    };
-    let (sign, rest) = match text.as_bytes().first() {
-        Some(b'-') => (-1, &text[1..]),
-        Some(b'+') => (1, &text[1..]),
-        _ => (1, text),
-    };
-    let unit = rest.chars().last().ok_or_else(bad)?;
-    let digits = &rest[..rest.len() - unit.len_utf8()];
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad());
-    }
-    let n: i64 = digits.parse().map_err(|_| bad())?;
-    let n = sign * n;
-    let hour = 3_600_000;
-    Ok(match unit {
-        'h' => now_ms + n * hour,
-        'd' => now_ms + n * 24 * hour,
-        'w' => now_ms + n * 7 * 24 * hour,
-        'm' => add_months(now_ms, n),
-        _ => return Err(bad()),
-    })
-}
-
-fn add_months(ms: i64, months: i64) -> i64 {
-    let day_ms = 86_400_000;
-    let days = ms.div_euclid(day_ms);
-    let rem = ms.rem_euclid(day_ms);
-    let (y, m, d) = civil_from_days(days);
-    let total = y * 12 + i64::from(m) - 1 + months;
-    let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
-    // JavaScript's setUTCMonth overflows a too-large day into the next month.
-    let first = days_from_civil(ny, nm, 1);
-    (first + i64::from(d) - 1) * day_ms + rem
-}
-
 /// Date windows and content filters of `search` (list parity).
 #[derive(Debug, Default, clap::Args)]
 pub struct WindowArgs {
@@ -285,7 +231,7 @@ impl WindowArgs {
         let bound = |flag: &str, raw: &Option<String>| -> Result<Option<i64>> {
             raw.as_deref()
                 .filter(|r| !r.trim().is_empty())
-                .map(|r| time_bound(flag, r, now_ms))
+                .map(|r| parse_when(flag, r, now_ms))
                 .transpose()
         };
         query.deadline = TimeWindow {
@@ -328,26 +274,6 @@ impl WindowArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn relative_bounds() -> Result<()> {
-        let now = parse_timestamp("2026-01-31T12:00:00.000Z").unwrap_or_default();
-        let day = 86_400_000;
-        assert_eq!(time_bound("--x", "-7d", now)?, now - 7 * day);
-        assert_eq!(time_bound("--x", "+2w", now)?, now + 14 * day);
-        assert_eq!(time_bound("--x", "3h", now)?, now + 3 * 3_600_000);
-        // 31 January + 1 month overflows into March like JavaScript's setUTCMonth.
-        assert_eq!(
-            time_bound("--x", "+1m", now)?,
-            parse_timestamp("2026-03-03T12:00:00.000Z").unwrap_or_default()
-        );
-        assert!(time_bound("--x", "7x", now).is_err());
-        assert_eq!(
-            time_bound("--x", "2026-01-01T00:00:00.000Z", now)?,
-            parse_timestamp("2026-01-01T00:00:00.000Z").unwrap_or_default()
-        );
-        Ok(())
-    }
 
     #[test]
     fn csv_values_split_and_trim() {

@@ -164,6 +164,24 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
             examples: &["pm files <id> --add <path>"],
             next_steps: &["Move large content into a linked file, then retry."],
         },
+        ErrorCode::ExpectHashRequiresMutation => Guidance {
+            title: "--expect-hash needs a mutation",
+            required: "Pass --expect-hash only to a command that writes the item.",
+            why: Some(
+                "A revision guard on a read would prove nothing; pm refuses it instead of dropping it silently.",
+            ),
+            examples: &["pm update <id> --status in_progress --expect-hash <item_hash>"],
+            next_steps: &["Drop --expect-hash from the read, or move it to the write it guards."],
+        },
+        ErrorCode::TrackerRootUnreadable => Guidance {
+            title: "Tracker not readable",
+            required: "Give your user read and search access to the tracker directory and its settings.json.",
+            why: Some("The tracker exists, but pm cannot look inside it."),
+            examples: &["chmod u+rx .agents/pm", "ls -ld .agents/pm"],
+            next_steps: &[
+                "Fix the permissions of the named path (or run pm as its owner), then retry.",
+            ],
+        },
         ErrorCode::Io => Guidance {
             title: "File system error",
             required: "Make sure the reported path exists and is readable and writable.",

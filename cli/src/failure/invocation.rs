@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 
+use super::echo::{scrub, scrub_text};
 use crate::render::Format;
 
 /// The arguments of one pm run, as typed.
@@ -32,9 +33,16 @@ impl Invocation {
         self.command = Some(name.to_owned());
     }
 
-    /// Returns the arguments after the program name.
-    pub fn args(&self) -> &[String] {
-        &self.args
+    /// Returns the arguments after the program name as an error report may echo them
+    /// (credentials redacted, each cut at 200 characters).
+    pub fn echoed_args(&self) -> Vec<String> {
+        self.args.iter().map(|a| scrub(a)).collect()
+    }
+
+    /// Returns `text` (a message, hint or cause) as an error report may print it: credentials
+    /// redacted and every over-long quoted argument cut.
+    pub fn echo_text(&self, text: &str) -> String {
+        scrub_text(text, &self.args)
     }
 
     /// Returns the command that refused: the subcommand name, or `pm` before one is known.
@@ -42,7 +50,7 @@ impl Invocation {
         self.command.clone().unwrap_or_else(|| "pm".into())
     }
 
-    /// Returns `pm <args>` with every argument shell-quoted.
+    /// Returns `pm <args>` with every argument echoed and shell-quoted.
     pub fn attempted_command(&self) -> String {
         command_line(&self.args)
     }
@@ -66,7 +74,7 @@ impl Invocation {
     pub fn provided_fields(&self) -> Vec<String> {
         self.options()
             .filter(|a| a.starts_with('-') && a.len() > 1)
-            .map(|a| a.split_once('=').map_or(a, |(flag, _)| flag).to_owned())
+            .map(|a| scrub(a.split_once('=').map_or(a, |(flag, _)| flag)))
             .collect()
     }
 
@@ -108,10 +116,10 @@ fn format_named(name: &str) -> Option<Format> {
     }
 }
 
-/// Returns `pm` followed by the shell-quoted arguments.
+/// Returns `pm` followed by the echoed (redacted, bounded), shell-quoted arguments.
 fn command_line(args: &[String]) -> String {
     std::iter::once("pm".to_owned())
-        .chain(args.iter().map(|a| shell_quote(a)))
+        .chain(args.iter().map(|a| shell_quote(&scrub(a))))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -1,6 +1,7 @@
 //! How a failed run is reported: under JSON one `{"ok": false, "error": {…}}` document on stdout
 //! (machine contract C1–C7), otherwise `error[<code>]:`, `hint:` and `caused by:` lines on stderr.
 
+mod echo;
 mod guidance;
 mod invocation;
 mod usage;
@@ -10,6 +11,7 @@ use std::io::{self, Write};
 use pm_engine::Error;
 use serde::Serialize;
 
+pub use echo::MAX_ECHO_CHARS;
 pub use invocation::{Invocation, shell_quote};
 pub use usage::{ParseOutcome, from_clap};
 
@@ -109,7 +111,7 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
     let guide = guidance::guidance(code);
     let mut recovery = Recovery {
         attempted_command: inv.attempted_command(),
-        normalized_args: inv.args().to_vec(),
+        normalized_args: inv.echoed_args(),
         provided_fields: inv.provided_fields(),
         missing: Vec::new(),
         suggested_flags: Vec::new(),
@@ -205,23 +207,43 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
     if !recovery.allowed_values.is_empty() {
         refusal.legal_domain = Some(recovery.allowed_values.clone());
     }
+    let mut body = FailureBody {
+        code: code.as_str(),
+        message: error.to_string(),
+        title: guide.title,
+        required: guide.required,
+        why: guide.why,
+        examples: guide.examples,
+        recovery,
+        next_steps: guide.next_steps,
+        exit_code,
+        refusal,
+        hint: error.hint(),
+        changed: error.changed(),
+        context: context_of(error),
+    };
+    echo_fields(&mut body, inv);
     FailureEnvelope {
         ok: false,
-        error: FailureBody {
-            code: code.as_str(),
-            message: error.to_string(),
-            title: guide.title,
-            required: guide.required,
-            why: guide.why,
-            examples: guide.examples,
-            recovery,
-            next_steps: guide.next_steps,
-            exit_code,
-            refusal,
-            hint: error.hint(),
-            changed: error.changed(),
-            context: context_of(error),
-        },
+        error: body,
+    }
+}
+
+/// Passes every field that can quote the command line through the echo rules (credentials
+/// redacted, values cut at [`MAX_ECHO_CHARS`]); the arguments themselves are echoed by
+/// [`Invocation`].
+fn echo_fields(body: &mut FailureBody, inv: &Invocation) {
+    body.message = inv.echo_text(&body.message);
+    body.hint = body.hint.as_deref().map(|hint| inv.echo_text(hint));
+    body.refusal.surface = echo::scrub(&body.refusal.surface);
+    body.refusal.rejected_value = body.refusal.rejected_value.as_deref().map(echo::scrub);
+    body.recovery.suggested_retry = body
+        .recovery
+        .suggested_retry
+        .as_deref()
+        .map(|retry| inv.echo_text(retry));
+    for missing in &mut body.recovery.missing {
+        *missing = echo::scrub(missing);
     }
 }
 
@@ -253,7 +275,7 @@ fn context_of(error: &Error) -> Option<serde_json::Value> {
             changes_since_omitted,
         } => Some(serde_json::json!({
             "item_id": id,
-            "expected_revision": expected,
+            "expected_revision": echo::scrub(expected),
             "current_revision": current,
             "expected_revision_recorded": expected_recorded,
             "details": {
@@ -265,15 +287,29 @@ fn context_of(error: &Error) -> Option<serde_json::Value> {
     }
 }
 
-/// Returns the human report: `error[<code>]: <message>`, then `hint:` and `caused by:` lines.
-pub fn text_report(error: &Error) -> String {
-    let mut text = format!("error[{}]: {error}\n", error.code());
+/// Returns the one-line report: `error[<code>]: <message>` (the message echoed as the
+/// envelope's is).
+fn headline(error: &Error, inv: &Invocation) -> String {
+    format!(
+        "error[{}]: {}\n",
+        error.code(),
+        inv.echo_text(&error.to_string())
+    )
+}
+
+/// Returns the human report: `error[<code>]: <message>`, then `hint:` and `caused by:` lines,
+/// each echoed as the envelope's fields are.
+pub fn text_report(error: &Error, inv: &Invocation) -> String {
+    let mut text = headline(error, inv);
     if let Some(hint) = error.hint() {
-        text.push_str(&format!("hint: {hint}\n"));
+        text.push_str(&format!("hint: {}\n", inv.echo_text(&hint)));
     }
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
-        text.push_str(&format!("caused by: {cause}\n"));
+        text.push_str(&format!(
+            "caused by: {}\n",
+            inv.echo_text(&cause.to_string())
+        ));
         source = cause.source();
     }
     text
@@ -295,7 +331,7 @@ pub fn report(
     let code = exit::for_code(error.code());
     let result: io::Result<()> = match format {
         Format::Json => {
-            let line = format!("error[{}]: {error}\n", error.code());
+            let line = headline(error, inv);
             let written = if quiet {
                 Ok(())
             } else {
@@ -303,7 +339,7 @@ pub fn report(
             };
             written.and(stderr.write_all(line.as_bytes()))
         }
-        Format::Toon => stderr.write_all(text_report(error).as_bytes()),
+        Format::Toon => stderr.write_all(text_report(error, inv).as_bytes()),
     };
     // A closed stream cannot carry the report; the exit code still does.
     let _ = result;
@@ -386,7 +422,7 @@ mod tests {
             source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied"),
         };
         assert_eq!(
-            text_report(&error),
+            text_report(&error, &invocation(&["list"], "list")),
             "error[io_error]: /t/settings.json: denied\n\
              hint: check that /t/settings.json exists and is readable/writable\n\
              caused by: denied\n"

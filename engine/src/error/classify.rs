@@ -8,6 +8,7 @@ impl Error {
     pub fn code(&self) -> ErrorCode {
         match self {
             Error::NotInProject { .. } => ErrorCode::NotInProject,
+            Error::TrackerUnreadable { .. } => ErrorCode::TrackerRootUnreadable,
             Error::ItemNotFound { .. } => ErrorCode::ItemNotFound,
             Error::InvalidId { .. } => ErrorCode::InvalidItemId,
             Error::InvalidArgument { .. } => ErrorCode::InvalidArgumentValue,
@@ -38,6 +39,7 @@ impl Error {
                 UsageKind::InvalidValue => ErrorCode::InvalidArgumentValue,
                 UsageKind::UnexpectedArgument => ErrorCode::UnexpectedArgument,
                 UsageKind::ConflictingArguments => ErrorCode::ConflictingArguments,
+                UsageKind::RequiresMutation => ErrorCode::ExpectHashRequiresMutation,
             },
             Error::ItemIdCollision { .. } => ErrorCode::ItemIdCollision,
             Error::RevisionConflict { .. } => ErrorCode::ItemRevisionConflict,
@@ -88,6 +90,10 @@ impl Error {
             Error::NotInProject { tried, .. } => Some(format!(
                 "run `pm init` in the project root, or point --pm-path/PM_PATH at an existing tracker (looked for {})",
                 tried.display()
+            )),
+            Error::TrackerUnreadable { path, .. } => Some(format!(
+                "grant your user read and search access to {0} (e.g. `chmod u+rx {0}`), run pm as the tracker's owner, or point --pm-path/PM_PATH at another tracker",
+                path.display()
             )),
             Error::ItemNotFound { .. } => Some(
                 "check the id with `pm list --all` or `pm search <keyword>`; confirm --pm-path/PM_PATH".into(),
@@ -162,6 +168,14 @@ impl Error {
             Error::Io { path, .. } => Some(format!(
                 "check that {} exists and is readable/writable",
                 path.display()
+            )),
+            Error::Usage {
+                kind: UsageKind::RequiresMutation,
+                flag,
+                ..
+            } => Some(format!(
+                "drop {}: it guards a write against a changed item, and this command only reads",
+                flag.as_deref().unwrap_or("--expect-hash")
             )),
             Error::Usage { suggestions, .. } if !suggestions.is_empty() => Some(format!(
                 "did you mean {}?",

@@ -102,6 +102,10 @@ pub enum ErrorCode {
     SettingsInvalid,
     /// An item file is over `limits.item_max_bytes`.
     ItemTooLarge,
+    /// `--expect-hash` on a command that only reads.
+    ExpectHashRequiresMutation,
+    /// The tracker root (or its settings.json) exists but cannot be read.
+    TrackerRootUnreadable,
 }
 
 impl ErrorCode {
@@ -154,6 +158,8 @@ impl ErrorCode {
         ErrorCode::LockLost,
         ErrorCode::SettingsInvalid,
         ErrorCode::ItemTooLarge,
+        ErrorCode::ExpectHashRequiresMutation,
+        ErrorCode::TrackerRootUnreadable,
     ];
 
     /// Returns the snake_case code string.
@@ -210,6 +216,8 @@ impl ErrorCode {
             ErrorCode::LockLost => "lock_lost",
             ErrorCode::SettingsInvalid => "settings_invalid",
             ErrorCode::ItemTooLarge => "item_too_large",
+            ErrorCode::ExpectHashRequiresMutation => "expect_hash_requires_mutation",
+            ErrorCode::TrackerRootUnreadable => "tracker_root_unreadable",
         }
     }
 
@@ -256,9 +264,11 @@ impl ErrorCode {
                 ErrorFamily::LockHeld
             }
             ErrorCode::PathUnsafe => ErrorFamily::Conflict,
-            ErrorCode::SettingsInvalid | ErrorCode::ItemTooLarge => ErrorFamily::InvalidArgument,
+            ErrorCode::SettingsInvalid
+            | ErrorCode::ItemTooLarge
+            | ErrorCode::ExpectHashRequiresMutation => ErrorFamily::InvalidArgument,
             ErrorCode::LockPathUnsafe => ErrorFamily::InvalidArgument,
-            ErrorCode::Io => ErrorFamily::Io,
+            ErrorCode::Io | ErrorCode::TrackerRootUnreadable => ErrorFamily::Io,
             ErrorCode::IndexUnavailable => ErrorFamily::IndexUnavailable,
             ErrorCode::ItemDocumentRoundtripFailed | ErrorCode::Internal => ErrorFamily::Internal,
         }

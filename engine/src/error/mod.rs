@@ -24,6 +24,16 @@ pub enum Error {
         tried: PathBuf,
     },
 
+    /// The tracker root (or its settings.json) exists but cannot be read (permissions).
+    #[error("tracker root {} is not readable: {source}", path.display())]
+    TrackerUnreadable {
+        /// The directory or file that could not be read.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// No item file exists for the id.
     #[error("Item {id} not found")]
     ItemNotFound {
@@ -409,6 +419,8 @@ pub enum UsageKind {
     UnexpectedArgument,
     /// Two arguments that cannot be used together.
     ConflictingArguments,
+    /// A write-only option (`--expect-hash`) on a command that only reads.
+    RequiresMutation,
 }
 
 /// Sub-kinds of [`Error::ReadOutput`]; each selects one [`ErrorCode`].

@@ -77,9 +77,10 @@ pub fn create(ctx: &MutationContext, item: &NewItem, minter: &mut IdMinter) -> R
         Some(raw) => validate_explicit_id(raw, &prefix)?.into_string(),
         None => minter
             .mint_unused(&prefix, ctx.settings.token_length(), |id| {
-                !ctx.tracker
+                // An unreadable folder counts as free here; the locked lookup below reports it.
+                ctx.tracker
                     .files_for_id(id.as_str(), &ctx.schema.types)
-                    .is_empty()
+                    .is_ok_and(|hits| !hits.is_empty())
             })?
             .into_string(),
     };

@@ -163,7 +163,7 @@ pub(crate) fn lock_item<'c, 'a>(ctx: &'c MutationContext<'a>, id: &str) -> Resul
     ctx.fault(FaultPoint::AfterLock);
     let root = Root::open(ctx.tracker.root())?;
     let stream = read_stream_confined(&root, &ctx.tracker.history_path(id), id)?;
-    let hits = ctx.tracker.files_for_id(id, &ctx.schema.types);
+    let hits = ctx.tracker.files_for_id(id, &ctx.schema.types)?;
     let canon = CanonSchema::from_runtime(ctx.schema);
     let current = load_current(&root, id, hits, &stream, limit, &canon)?;
     let (file, bytes, before, before_hash) = match current.file {

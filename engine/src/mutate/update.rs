@@ -373,7 +373,7 @@ pub(crate) fn resolve_reference(
     for candidate in &candidates {
         if !ctx
             .tracker
-            .files_for_id(candidate, &ctx.schema.types)
+            .files_for_id(candidate, &ctx.schema.types)?
             .is_empty()
         {
             return Ok(candidate.clone());

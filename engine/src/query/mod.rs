@@ -1,11 +1,13 @@
 //! List query semantics: every filter of `pm list` (read-output §3.1, index spec §2.2) and
 //! [`Query::matches`], the reference the index's SQL must reproduce exactly. No SQL, no clock:
-//! relative times and aliases are resolved by the caller.
+//! relative times are parsed by [`when`] against the caller's clock; aliases are resolved by
+//! the caller.
 
 mod counts;
 mod page;
 mod relations;
 mod sort;
+pub mod when;
 
 pub use counts::{
     STATUS_COLUMNS, StatusCount, TypeTally, count_by_type_status, tally_by_status, tally_by_type,
@@ -16,6 +18,7 @@ pub use page::{
 };
 pub use relations::{CHILD_KINDS, PARENT_KINDS, Relations};
 pub use sort::{KeyPart, Sort, SortAnchor, SortField, SortKey};
+pub use when::parse_when;
 
 use crate::item::canon::js;
 use crate::summary::{ItemSummary, StatusClass, field_match_values};
