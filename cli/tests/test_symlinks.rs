@@ -133,7 +133,7 @@ fn tree(dir: &Path) -> Result<BTreeMap<PathBuf, Vec<u8>>, Box<dyn Error>> {
 fn plant(t: &TestTracker, rel: &str) -> Result<PathBuf, Box<dyn Error>> {
     let decoy = t.outside().join("decoy");
     std::fs::create_dir_all(&decoy)?;
-    std::fs::write(decoy.join("bystander.txt"), "not tracker data\n")?;
+    pm_engine::atomic::write(&decoy.join("bystander.txt"), b"not tracker data\n")?;
     let real = t.root().join(rel);
     let target = decoy.join(rel.replace('/', "_"));
     if real.is_dir() {
@@ -144,10 +144,10 @@ fn plant(t: &TestTracker, rel: &str) -> Result<PathBuf, Box<dyn Error>> {
         std::fs::remove_file(&real)?;
     } else if rel.ends_with(".lock") {
         std::fs::create_dir_all(real.parent().ok_or("no parent")?)?;
-        std::fs::write(&target, "{\"unrelated\":true}\n")?;
+        pm_engine::atomic::write(&target, b"{\"unrelated\":true}\n")?;
     } else {
         std::fs::create_dir_all(&target)?;
-        std::fs::write(target.join("keep.txt"), "someone else's folder\n")?;
+        pm_engine::atomic::write(&target.join("keep.txt"), b"someone else's folder\n")?;
     }
     std::os::unix::fs::symlink(&target, &real)?;
     Ok(decoy)

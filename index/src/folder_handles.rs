@@ -101,10 +101,13 @@ mod tests {
         let handles = FolderHandles::open(root.path(), ["history", "missing"]);
         let read = |rel: &str| -> std::io::Result<String> {
             let mut text = String::new();
-            std::io::Read::read_to_string(
-                &mut handles.open_file(&source(root.path(), rel))?,
-                &mut text,
-            )?;
+            let mut file = handles
+                .open_file(&source(root.path(), rel))
+                .map_err(|e| match e {
+                    pm_engine::Error::Io { source, .. } => source,
+                    other => std::io::Error::other(other.to_string()),
+                })?;
+            std::io::Read::read_to_string(&mut file, &mut text)?;
             Ok(text)
         };
         assert_eq!(read("history/a.jsonl")?, "one");

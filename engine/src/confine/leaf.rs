@@ -161,8 +161,8 @@ mod tests {
         let outside = temp.path().join("outside");
         std::fs::create_dir_all(root.join("tasks"))?;
         std::fs::create_dir_all(&outside)?;
-        std::fs::write(outside.join("a.toon"), "decoy")?;
-        std::fs::write(root.join("tasks/real.toon"), "real")?;
+        crate::atomic::write(&outside.join("a.toon"), b"decoy")?;
+        crate::atomic::write(&root.join("tasks/real.toon"), b"real")?;
         std::os::unix::fs::symlink(outside.join("a.toon"), root.join("tasks/link.toon"))?;
         std::os::unix::fs::symlink(&outside, root.join("history"))?;
 
