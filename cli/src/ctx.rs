@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use pm_engine::clock::Clock;
 use pm_engine::settings::{
-    LOCK_WAIT_MS_MAX, OutputFormat, Settings, SettingsEnv, parse_lock_wait_ms,
+    LOCK_WAIT_MS_MAX, OutputFormat, SettingIssue, Settings, SettingsEnv, parse_lock_wait_ms,
 };
 use pm_engine::timestamp::parse_timestamp;
 use pm_engine::tracker::Tracker;
@@ -139,6 +139,9 @@ pub struct Ctx {
     /// The validated universal read-output controls (`--output-*`); set by `run()` once the
     /// command is known.
     pub read_output: ReadOutputRequest,
+    /// The values of the tracker's settings.json outside their legal domain (reads warn about
+    /// each, writes refuse them in the engine).
+    pub settings_issues: Vec<SettingIssue>,
 }
 
 impl Ctx {
@@ -200,11 +203,9 @@ impl Ctx {
         let author = flag_author.or_else(|| env_author.clone());
         let (lock_wait_ms, lock_wait_ms_invalid) = lock_wait_from(env.pm_lock_wait_ms.as_deref());
         let index_freshness = freshness_from(env.pm_index_freshness.as_deref())?;
-        let settings_default = if global.output_format.is_none() && !global.json {
-            settings_format(&cwd, explicit_path.as_deref())
-        } else {
-            None
-        };
+        let (tracker_format, settings_issues) = read_settings(&cwd, explicit_path.as_deref());
+        let settings_default =
+            tracker_format.filter(|_| global.output_format.is_none() && !global.json);
         let home = env.home.filter(|h| !h.is_empty()).map(PathBuf::from);
         let global_path = env
             .pm_global_path
@@ -232,6 +233,7 @@ impl Ctx {
             expect_hash: global.expect_hash.clone(),
             fault_point: non_empty(env.pm_fault_point.as_deref()),
             read_output: ReadOutputRequest::default(),
+            settings_issues,
             cwd,
         })
     }
@@ -246,18 +248,25 @@ pub enum PathSource {
     Env,
 }
 
-/// Returns the tracker's `output.default_format`, when a tracker with readable settings is found
-/// (read-output §1.1 step 4). Unreadable settings are left for the command to report.
-fn settings_format(cwd: &std::path::Path, explicit: Option<&std::path::Path>) -> Option<Format> {
+/// Returns the tracker's `output.default_format` (read-output §1.1 step 4) and the settings
+/// values outside their domain, when a tracker with readable settings is found. An unreadable
+/// file is left for the command to report.
+fn read_settings(
+    cwd: &std::path::Path,
+    explicit: Option<&std::path::Path>,
+) -> (Option<Format>, Vec<SettingIssue>) {
     let tracker = Tracker::discover(cwd, explicit);
     if !tracker.is_initialized() {
-        return None;
+        return (None, Vec::new());
     }
-    let (settings, _) = Settings::read(tracker.root(), &SettingsEnv::default()).ok()?;
-    Some(match settings.output_format() {
+    let Ok((settings, _)) = Settings::read(tracker.root(), &SettingsEnv::default()) else {
+        return (None, Vec::new());
+    };
+    let format = match settings.output_format() {
         OutputFormat::Json => Format::Json,
         OutputFormat::Toon => Format::Toon,
-    })
+    };
+    (Some(format), settings.issues().to_vec())
 }
 
 fn non_empty(raw: Option<&str>) -> Option<String> {

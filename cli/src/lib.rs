@@ -92,6 +92,9 @@ pub fn run_with(
         Ok(request) => request,
         Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
     };
+    ctx.read_output
+        .settings_warnings
+        .clone_from(&ctx.settings_issues);
     // A panic is a bug, but it still ends as one error document (C1), not a bare backtrace.
     let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         commands::dispatch(&ctx, &cli.command)
@@ -104,6 +107,13 @@ pub fn run_with(
         for warning in output.warnings() {
             // Advisory only: a closed stderr must not turn a committed mutation into a failure.
             let _ = writeln!(stderr, "warning:{warning}");
+        }
+    }
+    // A read on invalid settings answers, and says which key it could not use: on stderr in
+    // text mode, and in JSON mode for outputs that have no envelope to carry the warning.
+    if ctx.format == Format::Toon || !matches!(output, commands::CommandOutput::Read(_)) {
+        for issue in &ctx.settings_issues {
+            let _ = writeln!(stderr, "warning:{} ({})", issue.token(), issue.message());
         }
     }
     let code = output.exit_code();

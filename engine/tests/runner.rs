@@ -18,6 +18,7 @@ mod test_item_props;
 mod test_mutate_corpus;
 mod test_read_corpus;
 mod test_scan_corpus;
+mod test_settings_props;
 mod test_toon_corpus;
 mod test_toon_props;
 mod test_tracker_corpus;

@@ -140,6 +140,7 @@ pub fn finish_read(
     };
     let surface = meta.surface;
     env.shift_remove("row_contract");
+    attach_settings_warnings(&mut env, &request.settings_warnings);
     let mut contract = RowContract::derive(surface, &env);
     let derived = if env.contains_key("omission_receipt") {
         None
@@ -331,4 +332,33 @@ fn prioritize_assertions(
     let failing = assertions.iter().filter(|r| priority(r) < 4).count();
     amount::set(env, "budget_retention_policy", json!("verdict_priority"));
     vec![(rows::RowPath::declared("assertions"), failing)]
+}
+
+/// Adds one warning per invalid settings value to the result's `warnings`: pm's token
+/// (`settings_invalid:<key>`), or a `{code, key, message}` object where the result already
+/// reports warnings as objects; a warning the result already holds is not repeated.
+fn attach_settings_warnings(
+    env: &mut Map<String, Value>,
+    issues: &[pm_engine::settings::SettingIssue],
+) {
+    if issues.is_empty() {
+        return;
+    }
+    let slot = env
+        .entry("warnings")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let Value::Array(list) = slot else {
+        return;
+    };
+    let objects = list.iter().any(Value::is_object);
+    for issue in issues {
+        let warning = if objects {
+            json!({"code": "settings_invalid", "key": issue.key, "message": issue.message()})
+        } else {
+            Value::String(issue.token())
+        };
+        if !list.contains(&warning) {
+            list.push(warning);
+        }
+    }
 }

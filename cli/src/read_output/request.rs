@@ -47,6 +47,9 @@ pub struct ReadOutputRequest {
     pub cursor: Option<(String, OutputCursor)>,
     /// `--output-row-contract`.
     pub row_contract: bool,
+    /// The tracker's settings values outside their domain, reported in the result's
+    /// `warnings` (set by `run()` from the context, not a flag).
+    pub settings_warnings: Vec<pm_engine::settings::SettingIssue>,
 }
 
 fn invalid(flag: &'static str, value: &str, message: &str) -> Error {

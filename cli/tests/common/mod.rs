@@ -121,6 +121,21 @@ impl TestTracker {
         })
     }
 
+    /// Runs `pm args…` in the workspace without the pinned variables named in `unset` (e.g.
+    /// `PM_AUTHOR`, so that the tracker's `author_default` applies).
+    pub fn pm_unset(&self, args: &[&str], unset: &[&str]) -> Result<Run, Box<dyn Error>> {
+        let mut cmd = self.command(&self.workspace(), args, &[]);
+        for key in unset {
+            cmd.env_remove(key);
+        }
+        let output = assert_cmd::Command::from_std(cmd).output()?;
+        Ok(Run {
+            stdout: String::from_utf8(output.stdout)?,
+            stderr: String::from_utf8(output.stderr)?,
+            code: output.status.code().unwrap_or(-1),
+        })
+    }
+
     /// Starts the mutation `pm args…` in the workspace with `PM_FAULT_POINT=point` and returns
     /// once it announced the point (`fault:<point>` on stderr), parked there until killed.
     pub fn park_at(&self, args: &[&str], point: &str) -> Result<Parked, Box<dyn Error>> {

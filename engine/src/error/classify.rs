@@ -159,6 +159,9 @@ impl Error {
             Error::LockLost { id, .. } => Some(format!(
                 "another process took the lock over; re-read the item (`pm get {id}`) and retry"
             )),
+            Error::SettingsInvalid { key, origin, .. } if key == origin => Some(format!(
+                "make {origin} one valid JSON object (fix the syntax, or restore it with `git checkout -- {origin}`), then retry"
+            )),
             Error::SettingsInvalid { key, origin, domain, .. } => Some(format!(
                 "set {key} to {domain} in {origin} (or remove it to use the default), then retry"
             )),

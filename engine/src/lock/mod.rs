@@ -57,9 +57,11 @@ impl LockOptions {
     /// governance), without `--force`.
     ///
     /// # Errors
-    /// `settings_invalid` when `locks.ttl_seconds`, `locks.wait_ms` or `PM_LOCK_WAIT_MS` is out
-    /// of its legal domain.
+    /// `settings_invalid` when any setting is outside its legal domain (every write takes a
+    /// lock through here, so no write runs on settings it cannot read), or `PM_LOCK_WAIT_MS`
+    /// does not parse.
     pub fn from_settings(settings: &Settings, owner: impl Into<String>) -> Result<LockOptions> {
+        settings.check_writable()?;
         Ok(LockOptions {
             owner: owner.into(),
             ttl_seconds: settings.checked_lock_ttl_seconds()?,

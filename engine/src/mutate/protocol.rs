@@ -102,7 +102,7 @@ pub fn read_item(
 ) -> Result<ItemDoc> {
     let file = tracker.locate_item(raw_id, &settings.id_prefix(), &schema.types)?;
     let root = Root::open(tracker.root())?;
-    let limit = settings.checked_item_max_bytes()?;
+    let limit = settings.item_max_bytes();
     let bytes = read_item_file(&root, &file, limit)?.ok_or_else(|| Error::ItemNotFound {
         id: file.stem.clone(),
     })?;

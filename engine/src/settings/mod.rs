@@ -1,16 +1,18 @@
-//! `settings.json` (storage spec §2): the read algorithm (defaults, all-or-nothing validation,
-//! merge, legacy coercions, governance presets), typed accessors, and the full and sparse writers.
-//! Reads never write; the caller passes environment overrides in.
+//! `settings.json` (storage spec §2): the read algorithm (defaults, key-by-key validation,
+//! merge, legacy coercions, governance presets), typed accessors, the write gate, and the full
+//! and sparse writers. Reads never write; the caller passes environment overrides in.
 
+mod check;
 mod defaults;
 mod governance;
 mod merge;
 mod validate;
 mod write;
 
+pub use check::{SettingIssue, Validated, validate_settings};
 pub use defaults::defaults_tree;
 pub use governance::{Governance, GovernancePreset, OwnershipEnforcement, WorkflowEnforcement};
-pub use validate::validate_settings;
+pub use validate::DUPLICATE_DETECTION_MODES;
 pub use write::{TOP_LEVEL_ORDER, order_document, order_keys, render};
 
 use crate::error::{Error, IoResultExt, Result};
@@ -98,6 +100,7 @@ pub struct Settings {
     governance: Governance,
     lock_wait_override: Option<u64>,
     lock_wait_invalid: Option<String>,
+    issues: Vec<SettingIssue>,
 }
 
 impl Settings {
@@ -137,42 +140,62 @@ impl Settings {
         }
     }
 
-    /// Parses settings.json text: invalid JSON gives the defaults plus
-    /// `settings_read_invalid_json`; a document failing validation gives the defaults plus
-    /// `settings_read_invalid_schema`; otherwise the stripped document is merged over the
-    /// defaults (two levels deep; `schema` and `item_types` replace), a missing `governance`
-    /// means preset `default`; `item_format: "json_markdown"` selects Markdown item files.
+    /// Parses settings.json text. Every key is read on its own: a value outside its domain
+    /// (see [`validate_settings`]) is dropped with a `settings_invalid` notice naming it, and only
+    /// that key falls back to its default; the rest is merged over the defaults (two levels
+    /// deep; `schema` and `item_types` replace), a missing `governance` means preset `default`,
+    /// `item_format: "json_markdown"` selects Markdown item files. Text that is not JSON gives
+    /// the defaults plus `settings_read_invalid_json`. Either way the issues stay on the
+    /// settings ([`Settings::issues`]) and every write refuses them ([`Settings::check_writable`]).
     pub fn from_text(text: &str, env: &SettingsEnv) -> (Settings, Vec<Notice>) {
-        let parsed: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
+        match serde_json::from_str::<Value>(text) {
+            Ok(parsed) => Settings::from_document(&parsed, env),
             Err(err) => {
+                let issue = check::syntax_issue(&err);
                 let notice = Notice::new(
                     "settings_read_invalid_json",
-                    format!("settings.json is not valid JSON ({err}); using defaults"),
+                    format!(
+                        "settings.json is not valid JSON ({err}); reads use the defaults, writes refuse until it is fixed"
+                    ),
                 );
-                return (Settings::defaults().with_env(env), vec![notice]);
-            }
-        };
-        match Settings::from_document(&parsed, env) {
-            Some(result) => result,
-            None => {
-                let notice = Notice::new(
-                    "settings_read_invalid_schema",
-                    "settings.json failed validation; the whole file is ignored and defaults apply",
-                );
-                (Settings::defaults().with_env(env), vec![notice])
+                let mut settings = Settings::defaults().with_env(env);
+                settings.issues.push(issue);
+                (settings, vec![notice])
             }
         }
     }
 
-    /// Builds settings from a parsed document; `None` when it fails validation.
-    pub fn from_document(doc: &Value, env: &SettingsEnv) -> Option<(Settings, Vec<Notice>)> {
-        let validated = validate_settings(doc)?;
-        let notices = Vec::new();
-        let (effective, governance) = merge::merge(&validated);
-        let settings =
+    /// Builds settings from a parsed document, key by key; the notices name every value that
+    /// was outside its domain (and was replaced by its default).
+    pub fn from_document(doc: &Value, env: &SettingsEnv) -> (Settings, Vec<Notice>) {
+        let Validated { document, issues } = validate_settings(doc);
+        let notices = issues
+            .iter()
+            .map(|issue| Notice::new("settings_invalid", issue.message()))
+            .collect();
+        let (effective, governance) = merge::merge(&document);
+        let mut settings =
             Settings::from_effective(effective, doc.as_object().cloned(), Some(governance));
-        Some((settings.with_env(env), notices))
+        settings.issues = issues;
+        (settings.with_env(env), notices)
+    }
+
+    /// Returns the values of settings.json that are outside their legal domain (empty for a
+    /// valid or missing file).
+    pub fn issues(&self) -> &[SettingIssue] {
+        &self.issues
+    }
+
+    /// Refuses a write while any setting is invalid: the first value of settings.json outside
+    /// its domain, or an unparseable `PM_LOCK_WAIT_MS`.
+    ///
+    /// # Errors
+    /// `settings_invalid` naming the key, the value, the legal domain and where it was found.
+    pub fn check_writable(&self) -> Result<()> {
+        if let Some(issue) = self.issues.first() {
+            return Err(issue.to_error());
+        }
+        self.checked_lock_wait_ms().map(|_| ())
     }
 
     fn from_effective(
@@ -189,6 +212,7 @@ impl Settings {
             governance,
             lock_wait_override: None,
             lock_wait_invalid: None,
+            issues: Vec::new(),
         }
     }
 
@@ -208,7 +232,8 @@ impl Settings {
         &self.effective
     }
 
-    /// Returns the user's document as parsed (unknown keys kept), when settings.json was valid.
+    /// Returns the user's document as parsed (unknown keys kept), when settings.json held a
+    /// JSON object.
     pub fn source(&self) -> Option<&Map<String, Value>> {
         self.source.as_ref()
     }
@@ -270,7 +295,7 @@ impl Settings {
     /// # Errors
     /// `settings_invalid` naming the key, the value and the legal domain.
     pub fn checked_lock_ttl_seconds(&self) -> Result<u64> {
-        self.checked_int(&["locks", "ttl_seconds"], 1800, LOCK_TTL_SECONDS_RANGE)
+        self.checked_int(&["locks", "ttl_seconds"], 1800)
     }
 
     /// Returns the lock wait budget (`PM_LOCK_WAIT_MS`, else `locks.wait_ms`), refusing a value
@@ -291,7 +316,7 @@ impl Settings {
         if let Some(ms) = self.lock_wait_override {
             return Ok(ms);
         }
-        self.checked_int(&["locks", "wait_ms"], 3000, 0..=LOCK_WAIT_MS_MAX)
+        self.checked_int(&["locks", "wait_ms"], 3000)
     }
 
     /// Returns `limits.item_max_bytes` (default [`ITEM_MAX_BYTES_DEFAULT`]), refusing a value
@@ -300,33 +325,23 @@ impl Settings {
     /// # Errors
     /// `settings_invalid` naming the key, the value and the legal domain.
     pub fn checked_item_max_bytes(&self) -> Result<u64> {
-        self.checked_int(
-            &["limits", "item_max_bytes"],
-            ITEM_MAX_BYTES_DEFAULT,
-            ITEM_MAX_BYTES_RANGE,
-        )
+        self.checked_int(&["limits", "item_max_bytes"], ITEM_MAX_BYTES_DEFAULT)
     }
 
-    fn checked_int(
-        &self,
-        path: &[&str],
-        default: u64,
-        range: std::ops::RangeInclusive<u64>,
-    ) -> Result<u64> {
-        let Some(value) = self.get(path) else {
-            return Ok(default);
-        };
-        let found = value
-            .as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
-            .map(|f| f as u64)
-            .filter(|v| range.contains(v));
-        found.ok_or_else(|| Error::SettingsInvalid {
-            key: path.join("."),
-            value: crate::json::to_compact(value),
-            domain: format!("an integer from {} to {}", range.start(), range.end()),
-            origin: SETTINGS_FILE.into(),
-        })
+    /// Returns an integer key that a write needs: its issue when it is outside its domain
+    /// (the domain is the key's shape in `validate.rs`), else the value or `default`.
+    fn checked_int(&self, path: &[&str], default: u64) -> Result<u64> {
+        let key = path.join(".");
+        if let Some(issue) = self.issues.iter().find(|i| i.key == key) {
+            return Err(issue.to_error());
+        }
+        Ok(self.u64_at(path, default))
+    }
+
+    /// Returns `limits.item_max_bytes` for reading (its default when it is invalid; reads
+    /// warn instead of refusing).
+    pub fn item_max_bytes(&self) -> u64 {
+        self.u64_at(&["limits", "item_max_bytes"], ITEM_MAX_BYTES_DEFAULT)
     }
 
     /// Returns `output.default_format`.
@@ -445,8 +460,8 @@ impl Settings {
     /// full tree when the file was missing or invalid) and recomputes the effective settings.
     ///
     /// # Errors
-    /// `Error::InvalidArgument` when the path crosses a non-object or the result would fail
-    /// validation; nothing changes then.
+    /// `Error::InvalidArgument` when the path crosses a non-object, `settings_invalid` when the
+    /// result would hold a value outside its domain; nothing changes then.
     pub fn set(&mut self, path: &[&str], value: Value) -> Result<()> {
         let field = path.join(".");
         let invalid = |reason: &str| Error::InvalidArgument {
@@ -476,8 +491,10 @@ impl Settings {
             lock_wait_ms: self.lock_wait_override,
             lock_wait_ms_invalid: self.lock_wait_invalid.clone(),
         };
-        let (updated, _) = Settings::from_document(&Value::Object(doc), &env)
-            .ok_or_else(|| invalid("settings.json would fail validation"))?;
+        let (updated, _) = Settings::from_document(&Value::Object(doc), &env);
+        if let Some(issue) = updated.issues.first() {
+            return Err(issue.to_error());
+        }
         *self = updated;
         Ok(())
     }
@@ -520,172 +537,4 @@ impl Settings {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    /// Returns pm's `settings.json` from the transcript golden's `00-init` snapshot.
-    fn golden_init_settings() -> &'static str {
-        static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        TEXT.get_or_init(|| {
-            let golden = pm_testkit::shared_file("golden/mutation-transcript.tar.gz");
-            let dir = pm_testkit::extract_tar_gz(&golden).expect("extract the transcript golden");
-            let path = dir
-                .path()
-                .join("mutation-transcript/snapshots/00-init/.agents/pm/settings.json");
-            std::fs::read_to_string(path).expect("golden settings.json")
-        })
-    }
-
-    fn sparse_doc() -> Value {
-        json!({
-            "version": 1, "id_prefix": "pm-", "ids": {"token_length": 6}, "author_default": "",
-            "item_format": "toon", "locks": {"ttl_seconds": 1800}, "output": {"default_format": "toon"},
-            "extensions": {"enabled": [], "disabled": []},
-            "search": {"score_threshold": 0, "max_results": 50, "embedding_model": "", "embedding_batch_size": 32, "scanner_max_batch_retries": 3},
-            "providers": {"openai": {"base_url": "", "api_key": "", "model": ""}, "ollama": {"base_url": "http://localhost:11434", "model": "m"}},
-            "vector_store": {"qdrant": {"url": "", "api_key": ""}, "lancedb": {"path": "x"}}
-        })
-    }
-
-    #[test]
-    fn init_settings_match_golden_bytes() {
-        let settings = Settings::for_init("pm", "golden-author", GovernancePreset::Minimal);
-        assert_eq!(settings.to_full_json(), golden_init_settings());
-    }
-
-    #[test]
-    fn golden_file_round_trips_through_read() {
-        let (settings, notices) =
-            Settings::from_text(golden_init_settings(), &SettingsEnv::default());
-        assert!(notices.is_empty(), "{notices:?}");
-        assert_eq!(settings.governance().preset, GovernancePreset::Minimal);
-        assert_eq!(settings.author_default(), "golden-author");
-        assert_eq!(settings.to_full_json(), golden_init_settings());
-        assert_eq!(settings.to_sparse_json(), golden_init_settings());
-    }
-
-    #[test]
-    fn invalid_files_fall_back_to_defaults_with_notices() {
-        let env = SettingsEnv::default();
-        let (s, n) = Settings::from_text("{not json", &env);
-        assert_eq!(n[0].code, "settings_read_invalid_json");
-        assert_eq!(s.governance().preset, GovernancePreset::Minimal);
-        let (s, n) = Settings::from_text(
-            r#"{"version":1,"id_prefix":"zz-","author_default":""}"#,
-            &env,
-        );
-        assert_eq!(n[0].code, "settings_read_invalid_schema");
-        assert_eq!(s.id_prefix(), "pm-");
-        assert!(s.source().is_none());
-    }
-
-    #[test]
-    fn sparse_file_merges_over_defaults() {
-        let env = SettingsEnv {
-            lock_wait_ms: Some(0),
-            ..SettingsEnv::default()
-        };
-        let (s, notices) = Settings::from_document(&sparse_doc(), &env).expect("valid");
-        assert!(notices.is_empty());
-        assert_eq!(s.token_length(), 6);
-        assert_eq!(s.governance().preset, GovernancePreset::Default);
-        assert!(s.governance().force_required_for_stale_lock);
-        assert_eq!(
-            s.governance().ownership_enforcement,
-            OwnershipEnforcement::Warn
-        );
-        assert!(s.governance().require_close_reason);
-        assert_eq!(s.lock_ttl_seconds(), 1800);
-        assert_eq!(s.lock_wait_ms(), 0);
-        assert_eq!(s.effective()["providers"]["ollama"]["model"], json!("m"));
-        assert_eq!(
-            s.effective()["vector_store"]["collection_name"],
-            json!("pm_items")
-        );
-        assert_eq!(
-            s.effective()["validation"]["parent_reference"],
-            json!("strict_error")
-        );
-        assert_eq!(s.output_format(), OutputFormat::Toon);
-        assert_eq!(s.missing_stream(), MissingStreamPolicy::AutoCreate);
-        assert_eq!(s.item_format(), ItemFormat::Toon);
-        assert!(s.has_explicit_item_format());
-        assert_eq!(s.search_max_results(), 50);
-        assert_eq!(s.context().activity_limit, 10);
-        assert_eq!(s.context().sections.len(), 10);
-    }
-
-    #[test]
-    fn legacy_and_markdown_item_formats() {
-        let env = SettingsEnv::default();
-        let mut doc = sparse_doc();
-        doc["item_format"] = json!("json_markdown");
-        let (s, notices) = Settings::from_document(&doc, &env).expect("valid");
-        assert!(notices.is_empty());
-        assert_eq!(s.item_format(), ItemFormat::Markdown);
-        // pm's validator rejects any other value, and with it the whole file.
-        doc["item_format"] = json!("markdown");
-        assert!(Settings::from_document(&doc, &env).is_none());
-    }
-
-    #[test]
-    fn sparse_rewrite_keeps_only_user_keys() -> Result<()> {
-        let mut doc = sparse_doc();
-        doc["zz_unknown"] = json!(1);
-        let (mut s, _) = Settings::from_document(&doc, &SettingsEnv::default()).expect("valid");
-        s.set(&["output", "default_format"], json!("json"))?;
-        s.set(&["governance", "preset"], json!("strict"))?;
-        assert_eq!(s.output_format(), OutputFormat::Json);
-        assert_eq!(s.governance().preset, GovernancePreset::Strict);
-        let text = s.to_sparse_json();
-        let reparsed: Value =
-            serde_json::from_str(&text).map_err(|e| Error::internal(e.to_string()))?;
-        let keys: Vec<_> = reparsed
-            .as_object()
-            .map(|m| m.keys().cloned().collect())
-            .unwrap_or_default();
-        assert_eq!(
-            keys,
-            [
-                "version",
-                "id_prefix",
-                "ids",
-                "author_default",
-                "item_format",
-                "locks",
-                "output",
-                "governance",
-                "extensions",
-                "search",
-                "providers",
-                "vector_store",
-                "zz_unknown"
-            ]
-        );
-        assert_eq!(reparsed["governance"], json!({"preset": "strict"}));
-        assert!(s.set(&["output", "default_format"], json!("yaml")).is_err());
-        assert_eq!(s.output_format(), OutputFormat::Json);
-        Ok(())
-    }
-
-    #[test]
-    fn setting_on_defaults_writes_the_full_tree() -> Result<()> {
-        let mut s = Settings::defaults();
-        s.set(&["id_prefix"], json!("acme-"))?;
-        assert_eq!(s.id_prefix(), "acme-");
-        let text = s.to_sparse_json();
-        assert!(text.contains("\"vector_store\""));
-        assert!(text.contains("\"preset\": \"minimal\""));
-        Ok(())
-    }
-
-    #[test]
-    fn lock_wait_env_parsing() {
-        assert_eq!(parse_lock_wait_ms(" 250 "), Some(250));
-        assert_eq!(parse_lock_wait_ms("0"), Some(0));
-        assert_eq!(parse_lock_wait_ms("-1"), None);
-        assert_eq!(parse_lock_wait_ms("1e3"), None);
-        assert_eq!(parse_lock_wait_ms(""), None);
-    }
-}
+mod tests;

@@ -1,14 +1,12 @@
-//! The all-or-nothing settings.json validator (storage spec §2.1): type checks, required keys,
-//! enum values and unknown-key stripping, mirroring pm's dependency-free port of its zod schema.
-
-use serde_json::{Map, Value};
-use std::sync::OnceLock;
+//! The one definition of every settings.json key's legal domain (storage spec §2.1, pm's
+//! dependency-free port of its zod schema, plus our stricter lock and size ranges). Checking a
+//! document against it is `check.rs`.
 
 /// Largest integer JavaScript represents exactly.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+pub(super) const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// The expected shape of a JSON value.
-enum Shape {
+pub(super) enum Shape {
     Str,
     Bool,
     /// A finite number.
@@ -88,6 +86,8 @@ const FIELD_COMMANDS: &[&str] = &[
     "context",
 ];
 const OFF_WARN_STRICT: &[&str] = &["off", "warn", "strict"];
+/// `governance.duplicate_detection_mode` (pm's `config` help: `off|advisory|strict`).
+pub const DUPLICATE_DETECTION_MODES: &[&str] = &["off", "advisory", "strict"];
 const OFF_WARN_ENFORCE: &[&str] = &["off", "warn", "enforce"];
 const SANDBOX: &[&str] = &["none", "restricted", "strict"];
 const POLICY_LISTS: [&str; 13] = [
@@ -219,7 +219,16 @@ fn extension_policy() -> Shape {
     obj(fields)
 }
 
-fn settings_shape() -> Shape {
+/// Returns the legal domain of an inclusive `u64` range as an `Int` shape.
+fn int_in(range: std::ops::RangeInclusive<u64>) -> Shape {
+    Shape::Int {
+        positive: false,
+        range: Some((*range.start() as f64, *range.end() as f64)),
+    }
+}
+
+/// Returns the shape of a whole settings.json document.
+pub(super) fn settings_shape() -> Shape {
     obj(vec![
         req("version", int()),
         req("id_prefix", Str),
@@ -254,18 +263,18 @@ fn settings_shape() -> Shape {
         req(
             "locks",
             obj(vec![
-                req("ttl_seconds", int()),
-                opt(
-                    "wait_ms",
-                    Shape::Int {
-                        positive: false,
-                        range: Some((0.0, MAX_SAFE_INTEGER)),
-                    },
-                ),
+                req("ttl_seconds", int_in(super::LOCK_TTL_SECONDS_RANGE)),
+                opt("wait_ms", int_in(0..=super::LOCK_WAIT_MS_MAX)),
             ]),
         ),
         opt("checkpoints", obj(vec![opt("retention_days", pos_int())])),
-        opt("limits", obj(vec![opt("item_max_bytes", pos_int())])),
+        opt(
+            "limits",
+            obj(vec![opt(
+                "item_max_bytes",
+                int_in(super::ITEM_MAX_BYTES_RANGE),
+            )]),
+        ),
         req(
             "output",
             obj(vec![req("default_format", Lit(&["toon", "json"]))]),
@@ -315,7 +324,7 @@ fn settings_shape() -> Shape {
                 opt("force_required_for_stale_lock", Bool),
                 opt("create_default_type", Str),
                 opt("workflow_enforcement", Lit(OFF_WARN_STRICT)),
-                opt("duplicate_detection_mode", Lit(OFF_WARN_STRICT)),
+                opt("duplicate_detection_mode", Lit(DUPLICATE_DETECTION_MODES)),
                 opt("duplicate_detection_threshold", Num),
                 opt("duplicate_detection_limit", pos_int()),
             ]),
@@ -438,129 +447,4 @@ fn settings_shape() -> Shape {
             ]),
         ),
     ])
-}
-
-/// Validates a parsed settings.json document. Returns the document with unknown keys stripped
-/// (key order kept), or `None` when any check fails, in which case the whole file is discarded.
-pub fn validate_settings(raw: &Value) -> Option<Map<String, Value>> {
-    static SHAPE: OnceLock<Shape> = OnceLock::new();
-    match check(SHAPE.get_or_init(settings_shape), raw)? {
-        Value::Object(map) => Some(map),
-        _ => None,
-    }
-}
-
-fn check(shape: &Shape, value: &Value) -> Option<Value> {
-    let ok = match shape {
-        Shape::Str => value.is_string(),
-        Shape::Bool => value.is_boolean(),
-        Shape::Num => value.as_f64().is_some_and(f64::is_finite),
-        Shape::Int { positive, range } => value.as_f64().is_some_and(|f| {
-            f.is_finite()
-                && f.fract() == 0.0
-                && f.abs() <= MAX_SAFE_INTEGER
-                && (!positive || f > 0.0)
-                && range.is_none_or(|(lo, hi)| f >= lo && f <= hi)
-        }),
-        Shape::Lit(allowed) => value.as_str().is_some_and(|s| allowed.contains(&s)),
-        Shape::Any => true,
-        Shape::Arr(item) => {
-            let items = value.as_array()?;
-            let checked: Option<Vec<Value>> = items.iter().map(|v| check(item, v)).collect();
-            return checked.map(Value::Array);
-        }
-        Shape::Record(item) => {
-            let map = value.as_object()?;
-            let mut out = Map::new();
-            for (k, v) in map {
-                out.insert(k.clone(), check(item, v)?);
-            }
-            return Some(Value::Object(out));
-        }
-        Shape::Obj(fields) => {
-            let map = value.as_object()?;
-            let mut out = Map::new();
-            // Keep the document's key order so a re-emitted file matches what the user wrote.
-            for (key, v) in map {
-                if let Some((_, _, field_shape)) = fields.iter().find(|(k, _, _)| k == key) {
-                    out.insert(key.clone(), check(field_shape, v)?);
-                }
-            }
-            if fields
-                .iter()
-                .any(|(k, required, _)| *required && !map.contains_key(*k))
-            {
-                return None;
-            }
-            return Some(Value::Object(out));
-        }
-        Shape::LitOrObj(allowed, object) => {
-            if let Some(s) = value.as_str() {
-                allowed.contains(&s)
-            } else {
-                return check(object, value);
-            }
-        }
-    };
-    ok.then(|| value.clone())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn minimal() -> Value {
-        json!({
-            "version": 1, "id_prefix": "pm-", "author_default": "",
-            "locks": {"ttl_seconds": 1800}, "output": {"default_format": "toon"},
-            "extensions": {"enabled": [], "disabled": []},
-            "search": {"score_threshold": 0, "max_results": 50, "embedding_model": "", "embedding_batch_size": 32, "scanner_max_batch_retries": 3},
-            "providers": {"openai": {"base_url": "", "api_key": "", "model": ""}, "ollama": {"base_url": "", "model": ""}},
-            "vector_store": {"qdrant": {"url": "", "api_key": ""}, "lancedb": {"path": ""}}
-        })
-    }
-
-    #[test]
-    fn accepts_required_keys_and_strips_unknown() {
-        let mut doc = minimal();
-        doc["mystery"] = json!(true);
-        doc["locks"]["extra"] = json!(1);
-        let out = validate_settings(&doc).expect("valid");
-        assert!(!out.contains_key("mystery"));
-        assert_eq!(out["locks"], json!({"ttl_seconds": 1800}));
-    }
-
-    #[test]
-    fn rejects_whole_file_on_any_error() {
-        for (path, bad) in [
-            ("version", json!(1.5)),
-            ("id_prefix", json!(null)),
-            ("ids", json!({"token_length": 13})),
-            ("ids", json!({})),
-            ("history", json!({"compact_policy": {}})),
-            ("item_format", json!("yaml")),
-            ("locks", json!({"ttl_seconds": "1800"})),
-        ] {
-            let mut doc = minimal();
-            doc[path] = bad.clone();
-            assert!(validate_settings(&doc).is_none(), "{path} = {bad}");
-        }
-        let mut doc = minimal();
-        doc.as_object_mut().map(|m| m.shift_remove("search"));
-        assert!(validate_settings(&doc).is_none());
-        assert!(validate_settings(&json!([1])).is_none());
-    }
-
-    #[test]
-    fn accepts_item_format_values() {
-        for v in ["toon", "json_markdown"] {
-            let mut doc = minimal();
-            doc["item_format"] = json!(v);
-            assert!(validate_settings(&doc).is_some(), "{v}");
-        }
-        let mut doc = minimal();
-        doc["item_format"] = json!("markdown");
-        assert!(validate_settings(&doc).is_none());
-    }
 }

@@ -189,13 +189,31 @@ fn present_streams(facts: &Facts) -> usize {
         + usize::from(facts.workspace.stream != StreamStatus::Missing)
 }
 
+/// The settings check: every value of settings.json outside its domain is a gate-failing
+/// finding naming the key (writes refuse it); other read notices (schema files) stay advisory.
 fn settings(view: &TrackerView) -> (Value, Vec<HealthFinding>) {
     let settings = view.settings();
-    let warnings: Vec<String> = view.notices().iter().map(|n| n.code.clone()).collect();
-    let findings = warnings
+    let mut findings: Vec<HealthFinding> = settings
+        .issues()
         .iter()
-        .map(|w| HealthFinding::new("settings", w.clone(), false, None))
+        .map(|issue| {
+            let fix = issue.to_error().hint().unwrap_or_default();
+            HealthFinding::new("settings", issue.token(), true, Some(fix))
+                .with_message(issue.message())
+        })
         .collect();
+    findings.extend(
+        view.notices()
+            .iter()
+            .filter(|n| {
+                !matches!(
+                    n.code.as_str(),
+                    "settings_invalid" | "settings_read_invalid_json"
+                )
+            })
+            .map(|n| HealthFinding::new("settings", n.code.clone(), false, None)),
+    );
+    let warnings: Vec<String> = findings.iter().map(|f| f.warning.clone()).collect();
     let details = json!({
         "path": view.tracker().settings_path().display().to_string(),
         "version": settings.effective().get("version").cloned().unwrap_or(json!(1)),
