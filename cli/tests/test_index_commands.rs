@@ -71,7 +71,9 @@ fn check_reports_an_external_edit() -> TestResult {
     let path = t.workspace().join(".agents/pm/tasks/pm-s0000001.toon");
     let text = std::fs::read_to_string(&path)?.replace("priority: 1", "priority: 0");
     pm_engine::atomic::write(&path, text.as_bytes())?;
-    let out: Value = t.pm(&["reindex", "--check", "--json"])?.json()?;
+    let run = t.pm(&["reindex", "--check", "--json"])?;
+    assert_eq!(run.code, 1, "an inconsistent index fails the check");
+    let out: Value = run.json()?;
     assert_eq!(
         (out["ok"].as_bool(), out["state"].as_str()),
         (Some(false), Some("stale"))

@@ -383,12 +383,14 @@ impl CommandOutput {
         }
     }
 
-    /// Returns the exit code of a successful run: 1 when `--strict-exit` found a failure (the
-    /// result is still printed), 2 for a read omitted for its budget, otherwise 0.
+    /// Returns the exit code of a successful run: 1 when `--strict-exit` found a failure or
+    /// `reindex --check` found the index inconsistent (the result is still printed), 2 for a
+    /// read omitted for its budget, otherwise 0.
     pub fn exit_code(&self) -> u8 {
         match self {
             CommandOutput::Read(finished) => finished.exit_code,
             CommandOutput::Mutation { exit_code, .. } => *exit_code,
+            CommandOutput::Reindex(output) => output.exit_code(),
             _ => exit::SUCCESS,
         }
     }

@@ -16,10 +16,11 @@ use crate::progress::index_options;
 ///
 /// The index (runtime/index/) is a cache: reads check it against the files and repair it on
 /// their own. Use this after restoring a backup or to measure a full build; --check compares
-/// the index with a scan of the files without changing anything.
+/// the index with a scan of the files without changing anything and exits 1 when they differ.
 #[derive(Debug, clap::Args)]
 pub struct ReindexArgs {
-    /// Compare the index with a scan of the files and report differences; change nothing
+    /// Compare the index with a scan of the files and report differences; change nothing (exit
+    /// 1 when they differ)
     #[arg(long)]
     pub check: bool,
 }
@@ -48,6 +49,16 @@ pub enum ReindexOutput {
         #[serde(flatten)]
         report: CheckReport,
     },
+}
+
+impl ReindexOutput {
+    /// 1 when `--check` found the index and the files disagree, otherwise 0.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ReindexOutput::Checked { ok: false, .. } => crate::exit::FAILURE,
+            _ => crate::exit::SUCCESS,
+        }
+    }
 }
 
 /// Rebuilds or checks the index of the current tracker.
