@@ -75,10 +75,12 @@ fn each_damage_is_reported_for_exactly_its_item() -> TestResult {
     let run = t.pm(&["validate", "--check-history-drift", "--json"])?;
     assert_eq!((run.stderr.as_str(), run.code), ("", 0));
     let report: Value = run.json()?;
+    // The chain that no longer replays (gd-i1) makes the check an error: not ok.
     assert_eq!(
         (report["ok"].clone(), report["has_warnings"].clone()),
-        (json!(true), json!(true))
+        (json!(false), json!(true))
     );
+    assert_eq!(report["checks"][0]["status"], "error");
     assert!(report.get("checks_not_implemented").is_none());
     assert_eq!(
         report["warnings"],
@@ -95,7 +97,8 @@ fn each_damage_is_reported_for_exactly_its_item() -> TestResult {
         json!({
             "missing_streams": 0, "unreadable_streams": 1, "hash_mismatches": 1,
             "chain_mismatches": 1, "workspace_state_mismatches": 0, "workspace_state_missing": 0,
-            "workspace_state_unreadable": 0, "unreadable_items": 0
+            "workspace_state_unreadable": 0, "unreadable_items": 0,
+            "interrupted_deletes": 0
         })
     );
     let rows: Vec<(String, String)> = details["drift_rows"]
@@ -171,7 +174,8 @@ fn clean_sample_in_toon() -> TestResult {
              drifted_items_truncated: false\n      counts:\n        missing_streams: 0\n        \
              unreadable_streams: 0\n        hash_mismatches: 0\n        chain_mismatches: 0\n        \
              workspace_state_mismatches: 0\n        workspace_state_missing: 0\n        \
-             workspace_state_unreadable: 0\n        unreadable_items: 0\n      streams_checked: 12\n      \
+             workspace_state_unreadable: 0\n        unreadable_items: 0\n        \
+             interrupted_deletes: 0\n      streams_checked: 12\n      \
              drift_rows_truncated: false\ngenerated_at: \"2026-09-01T00:00:00.000Z\"\nprojection:\n  \
              mode: \"full\"\n  declared_field_groups[1]{name,restore_with}:\n    \
              diagnostic_rows,\"--full\"\n  included_field_groups:\n    - \"diagnostic_rows\"\n\

@@ -83,6 +83,10 @@ pub struct ItemHistoryReport {
     /// reading it.
     #[serde(skip)]
     pub stream_file: bool,
+    /// Whether the stream's last entry leaves a live item (its `after_hash` is not the empty
+    /// document's): with no item file, a delete was interrupted or the file removed by hand.
+    #[serde(skip)]
+    pub ends_live: bool,
 }
 
 /// A torn tail as reported.
@@ -427,6 +431,7 @@ where
         torn_tail: None,
         files: Vec::new(),
         stream_file: false,
+        ends_live: false,
     };
     let not_checked = |index: &usize| FileDrift {
         path: all[*index].path.clone(),
@@ -444,6 +449,10 @@ where
     report.torn_tail = read.torn_tail.as_ref().map(TornTailReport::from);
     report.entries = read.entries.len();
     report.last_op = read.entries.last().map(|e| e.op.clone());
+    report.ends_live = read
+        .entries
+        .last()
+        .is_some_and(|e| e.after_hash != crate::hash::EMPTY_DOC_HASH);
     if read.is_empty() {
         report.files = files.iter().map(not_checked).collect();
         return report;

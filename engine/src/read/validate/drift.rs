@@ -1,6 +1,7 @@
 //! The `history_drift` check (storage spec §8.4): every stream's chain, every item file against
 //! its stream's last `after_hash`, and the workspace stream with its documents; pm's keys first,
-//! then ours (`streams_checked`, `drift_rows`, `counts.unreadable_items`).
+//! then ours (`streams_checked`, `drift_rows`, `counts.unreadable_items`,
+//! `counts.interrupted_deletes`).
 
 use serde::Serialize;
 
@@ -56,6 +57,9 @@ pub struct DriftCounts {
     pub workspace_state_unreadable: usize,
     /// Item files that cannot be parsed (so cannot be compared).
     pub unreadable_items: usize,
+    /// Streams that end with a live item although no item file exists: a delete stopped
+    /// between removing the file and recording it, or the file was removed by hand.
+    pub interrupted_deletes: usize,
 }
 
 /// One diagnostic row.
@@ -64,7 +68,7 @@ pub struct DriftRow {
     /// The item id (`_workspace` for the workspace stream).
     pub id: String,
     /// `missing_stream`, `unreadable_stream`, `torn_tail`, `chain_mismatch`, `hash_mismatch`,
-    /// `unreadable_item` or `workspace_state_<mismatch|missing|unreadable>`.
+    /// `unreadable_item`, `interrupted_delete` or `workspace_state_<mismatch|missing|unreadable>`.
     pub problem: &'static str,
     /// Where and what: issue codes with entry numbers, line numbers, paths and hashes.
     pub detail: String,
@@ -84,6 +88,7 @@ pub(crate) fn history_drift(scope: &Scope<'_>, report: &TrackerHistoryReport) ->
         .chain(&classes.summary.hash_mismatch)
         .chain(&classes.summary.chain_mismatches)
         .chain(&classes.unreadable_items)
+        .chain(&classes.interrupted_deletes)
         .cloned()
         .collect();
     if !classes.workspace_mismatches.is_empty()
@@ -103,6 +108,7 @@ pub(crate) fn history_drift(scope: &Scope<'_>, report: &TrackerHistoryReport) ->
         workspace_state_missing: classes.workspace_missing.len(),
         workspace_state_unreadable: classes.workspace_unreadable.len(),
         unreadable_items: classes.unreadable_items.len(),
+        interrupted_deletes: classes.interrupted_deletes.len(),
     };
     let warnings = warning_codes(&counts);
     let checked_files: usize = report.items.iter().map(|i| i.files.len()).sum();
@@ -125,14 +131,20 @@ pub(crate) fn history_drift(scope: &Scope<'_>, report: &TrackerHistoryReport) ->
         drift_rows_truncated: cut_at(&rows, limit),
         drift_rows: cut(rows, limit),
     };
+    // A chain that does not replay (a forged or hand-edited `after_hash`, a patch that does not
+    // apply) means the history can no longer be trusted: an error, where pm only warns. A
+    // hand-edited item file, a torn tail or an interrupted delete stay warnings: the next write
+    // (or `pm history-repair`) records them.
+    let forged = details.counts.chain_mismatches > 0;
     let details = serde_json::to_value(&details).unwrap_or_default();
-    Outcome::new(CheckName::HistoryDrift, false, details, warnings)
+    Outcome::new(CheckName::HistoryDrift, forged, details, warnings)
 }
 
 /// The ids and paths of every drift class.
 struct Classes {
     summary: HistorySummary,
     unreadable_items: Vec<String>,
+    interrupted_deletes: Vec<String>,
     workspace_mismatches: Vec<String>,
     workspace_missing: Vec<String>,
     workspace_unreadable: Vec<String>,
@@ -177,6 +189,12 @@ fn classify(report: &TrackerHistoryReport) -> Classes {
             })
             .map(|i| i.id.clone())
             .collect(),
+        interrupted_deletes: report
+            .items
+            .iter()
+            .filter(|i| ends_without_file(i))
+            .map(|i| i.id.clone())
+            .collect(),
         workspace_mismatches: paths(DisagreementKind::Differs),
         workspace_missing: paths(DisagreementKind::Missing),
         workspace_unreadable: paths(DisagreementKind::Unreadable),
@@ -199,6 +217,7 @@ fn warning_codes(counts: &DriftCounts) -> Vec<String> {
             counts.workspace_state_unreadable,
         ),
         ("unreadable_items", counts.unreadable_items),
+        ("interrupted_deletes", counts.interrupted_deletes),
     ]
     .into_iter()
     .filter(|(_, n)| *n > 0)
@@ -252,6 +271,21 @@ fn drift_rows(view: &crate::read::TrackerView, report: &TrackerHistoryReport) ->
         }
     }
     for item in &report.items {
+        if ends_without_file(item) {
+            push(
+                &item.id,
+                "interrupted_delete",
+                format!(
+                    "history/{id}.jsonl ends with the item live (last op {op}) but no item file \
+                     exists: a delete stopped before recording itself, or the file was removed \
+                     by hand; run `pm history-repair {id}` to record the removal, or \
+                     `pm restore {id} {n}` to bring the item back",
+                    id = item.id,
+                    op = item.last_op.as_deref().unwrap_or("?"),
+                    n = item.entries,
+                ),
+            );
+        }
         if item.stream == StreamStatus::Missing {
             for file in &item.files {
                 push(
@@ -295,6 +329,14 @@ fn drift_rows(view: &crate::read::TrackerView, report: &TrackerHistoryReport) ->
     }
     rows.sort_by(|a, b| locale_compare(&a.id, &b.id));
     rows
+}
+
+/// Whether the stream of an id without an item file still ends with a live item (a readable
+/// stream only: an unreadable one is reported as such).
+fn ends_without_file(item: &crate::history::verify::ItemHistoryReport) -> bool {
+    item.files.is_empty()
+        && item.ends_live
+        && matches!(item.stream, StreamStatus::Ok | StreamStatus::ChainMismatch)
 }
 
 /// Returns whether `items` is longer than `limit`.
