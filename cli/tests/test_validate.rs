@@ -130,7 +130,7 @@ fn each_damage_is_reported_for_exactly_its_item() -> TestResult {
     let strict = t.pm(&["validate", "--check-history-drift", "--strict-exit"])?;
     assert_eq!((strict.stderr.as_str(), strict.code), ("", 1));
     assert!(
-        strict.stdout.starts_with("ok: true\nhas_warnings: true\n"),
+        strict.stdout.starts_with("ok: false\nhas_warnings: true\n"),
         "{}",
         strict.stdout
     );
