@@ -46,6 +46,9 @@ pub enum IndexState {
     Unreadable,
     /// `--no-index` / `PM_NO_INDEX=1`.
     Disabled,
+    /// `runtime/index/writer.lock` is not a regular file: no writer can update the projection
+    /// (reads scan); `pm gc --scope index` removes it.
+    WriterLockUnusable,
 }
 
 impl IndexState {
@@ -133,6 +136,12 @@ pub fn health(
     };
     if index.options.scan_only {
         out.state = IndexState::Disabled;
+        return out;
+    }
+    if let Some(problem) = store::writer_lock_problem(index.paths()) {
+        out.state = IndexState::WriterLockUnusable;
+        out.ok = false;
+        out.detail = Some(problem);
         return out;
     }
     let (conn, generation, db) = match store::probe(index.paths(), fingerprint) {

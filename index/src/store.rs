@@ -380,6 +380,20 @@ pub fn classify(err: &rusqlite::Error) -> Condition {
     }
 }
 
+/// What is wrong with the writer lock path when it exists but is not a regular file (a
+/// directory, a symlink, a device), or cannot be inspected: no writer can take the lock then,
+/// so the projection is never updated and every read scans.
+pub fn writer_lock_problem(paths: &IndexPaths) -> Option<String> {
+    let name = format!("runtime/index/{WRITER_LOCK_FILE}");
+    match entry(&paths.lock) {
+        Ok(Entry::Absent | Entry::File) => None,
+        Ok(Entry::Dir) => Some(format!("{name} is a directory, not the writer lock file")),
+        Ok(Entry::Symlink) => Some(format!("{name} is a symlink, not the writer lock file")),
+        Ok(Entry::Other) => Some(format!("{name} is not a regular file")),
+        Err(e) => Some(format!("{name} cannot be inspected: {e}")),
+    }
+}
+
 /// The writer lock: an exclusive advisory lock on `runtime/index/writer.lock`, released on drop.
 ///
 /// Builds, incremental applies and mutations' index updates hold it; readers never do.
@@ -408,6 +422,12 @@ impl WriterLock {
         keep_waiting: impl Fn() -> bool,
     ) -> std::io::Result<Option<WriterLock>> {
         ensure_dir(paths)?;
+        if let Some(problem) = writer_lock_problem(paths) {
+            return Err(std::io::Error::other(format!(
+                "{problem}; remove it (`pm gc --scope index` deletes the derived index, which the \
+                 next read rebuilds)"
+            )));
+        }
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)

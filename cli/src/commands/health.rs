@@ -65,12 +65,14 @@ fn index_check(
     let findings = if health.ok {
         Vec::new()
     } else {
-        vec![HealthFinding::new(
-            "index",
-            format!("index_{state}"),
-            true,
-            Some("pm reindex".into()),
-        )]
+        let fix = match health.state {
+            pm_index::IndexState::WriterLockUnusable => "pm gc --scope index",
+            _ => "pm reindex",
+        };
+        let mut finding =
+            HealthFinding::new("index", format!("index_{state}"), true, Some(fix.into()));
+        finding.message.clone_from(&health.detail);
+        vec![finding]
     };
     (health_check("index", details, &findings), findings)
 }

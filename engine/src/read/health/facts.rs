@@ -230,6 +230,15 @@ pub struct ListedSources<'a> {
     pub(crate) every_folder_read: bool,
 }
 
+/// A type folder that exists but could not be listed: its items are missing from every read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FolderProblem {
+    /// The folder, relative to the tracker root.
+    pub folder: String,
+    /// Why it could not be listed.
+    pub error: String,
+}
+
 impl ListedSources<'_> {
     /// Whether every existing type folder could be read (otherwise the listing is partial).
     pub fn every_folder_read(&self) -> bool {
@@ -254,23 +263,25 @@ impl ListedSources<'_> {
 }
 
 /// Lists every item file as [`crate::tracker::Tracker::item_files`] does (same files, same
-/// order, same errors), stat'ing each one in parallel relative to its folder; also whether
-/// every existing type folder could be read.
+/// order, same errors), stat'ing each one in parallel relative to its folder; also the type
+/// folders that exist but could not be read (a symlinked one included).
 ///
 /// # Errors
 /// `io_error` when an entry of a readable folder cannot be inspected.
-pub(crate) fn list_item_files(view: &TrackerView) -> Result<(Vec<ListedFile>, bool)> {
+pub(crate) fn list_item_files(view: &TrackerView) -> Result<(Vec<ListedFile>, Vec<FolderProblem>)> {
     let root = view.tracker().root();
     let mut found: Vec<(std::fs::DirEntry, ItemFileRef, String)> = Vec::new();
-    let mut every_folder_read = true;
+    let mut unreadable = Vec::new();
     for (folder, type_name) in view.schema().types.folders() {
         let dir = root.join(folder);
         let entries = match crate::confine::leaf::list_folder(&dir) {
             Ok(Some(entries)) => entries,
             Ok(None) => continue,
-            // Unreadable and symlinked folders are notices `health` does not show.
-            Err(_) => {
-                every_folder_read = false;
+            Err(err) => {
+                unreadable.push(FolderProblem {
+                    folder: folder.to_string(),
+                    error: err.to_string().replace(&format!("{}/", root.display()), ""),
+                });
                 continue;
             }
         };
@@ -306,7 +317,7 @@ pub(crate) fn list_item_files(view: &TrackerView) -> Result<(Vec<ListedFile>, bo
             name,
         })
         .collect();
-    Ok((files, every_folder_read))
+    Ok((files, unreadable))
 }
 
 /// Lists the streams of the history directory (as `list_streams` does) with their keys'

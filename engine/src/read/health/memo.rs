@@ -8,8 +8,8 @@ use rayon::prelude::*;
 
 use super::codec;
 use super::facts::{
-    FileFacts, FileKey, FileSig, GroupFacts, ItemFacts, ListedFile, ListedSources, StreamKey,
-    compute_group, compute_loose, group, list_item_files, list_stream_files,
+    FileFacts, FileKey, FileSig, FolderProblem, GroupFacts, ItemFacts, ListedFile, ListedSources,
+    StreamKey, compute_group, compute_loose, group, list_item_files, list_stream_files,
 };
 use super::hierarchy::{HierarchyFacts, input_digest, summarize};
 use crate::error::Result;
@@ -70,6 +70,8 @@ pub(crate) struct Facts {
     pub loose: Vec<FileFacts>,
     /// The workspace stream, verified on every run (it depends on documents anywhere).
     pub workspace: WorkspaceHistoryReport,
+    /// Type folders that exist but could not be listed.
+    pub unreadable_folders: Vec<FolderProblem>,
 }
 
 impl Facts {
@@ -125,12 +127,12 @@ pub(crate) fn gather(
         },
         || verify_workspace(tracker),
     );
-    let ((files, every_folder_read), streams) = (files?, streams?);
+    let ((files, unreadable_folders), streams) = (files?, streams?);
     if let Some(on_listed) = on_listed {
         on_listed(&ListedSources {
             files: &files,
             streams: &streams,
-            every_folder_read,
+            every_folder_read: unreadable_folders.is_empty(),
         });
     }
     let (old, old_hierarchy) = old.map_or((Vec::new(), None), |(g, h)| (g, Some(h)));
@@ -207,6 +209,7 @@ pub(crate) fn gather(
             groups,
             loose: loose_facts,
             workspace,
+            unreadable_folders,
         },
         stats,
         pending,

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 mod codec;
 mod facts;
 mod hierarchy;
+mod listing;
 mod locks;
 mod memo;
 
@@ -388,6 +389,8 @@ fn integrity(
         true,
     );
     flag("integrity_history_invalid_json", &history_invalid, true);
+    let (listing_details, listing) = listing::listing_findings(facts);
+    findings.extend(listing);
     let child = |row: &str| row.split(':').next().unwrap_or("").to_string();
     for (prefix, rows) in [
         (
@@ -452,7 +455,7 @@ fn integrity(
         })
         .collect();
     let count = |v: &[String]| v.len();
-    let details = json!({
+    let mut details = json!({
         "checked_item_files": facts.places.len(),
         "checked_history_streams": present_streams(facts),
         "counts": {
@@ -500,6 +503,9 @@ fn integrity(
         "pending_merge_decision_items": [],
         "lossless_merge_receipt_items": [],
     });
+    if let Value::Object(map) = &mut details {
+        map.extend(listing_details);
+    }
     (details, findings)
 }
 

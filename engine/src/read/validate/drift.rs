@@ -78,8 +78,11 @@ pub struct DriftRow {
 pub(crate) fn history_drift(scope: &Scope<'_>, report: &TrackerHistoryReport) -> Outcome {
     let view = scope.view;
     let limit = scope.limit;
-    let classes = classify(report);
-    let rows = drift_rows(view, report);
+    // While a type folder cannot be listed, a stream without a file may belong to an item in
+    // it: only a complete listing can tell an interrupted delete.
+    let complete = scope.folder_notices.is_empty();
+    let classes = classify(report, complete);
+    let rows = drift_rows(view, report, complete);
     let mut drifted: Vec<String> = classes
         .summary
         .missing_streams
@@ -150,7 +153,7 @@ struct Classes {
     workspace_unreadable: Vec<String>,
 }
 
-fn classify(report: &TrackerHistoryReport) -> Classes {
+fn classify(report: &TrackerHistoryReport, complete: bool) -> Classes {
     let mut summary = report.summary();
     // pm cannot parse a stream whose last line is torn: it counts as unreadable.
     summary.unreadable_streams.append(&mut summary.torn_tails);
@@ -192,7 +195,7 @@ fn classify(report: &TrackerHistoryReport) -> Classes {
         interrupted_deletes: report
             .items
             .iter()
-            .filter(|i| ends_without_file(i))
+            .filter(|i| complete && ends_without_file(i))
             .map(|i| i.id.clone())
             .collect(),
         workspace_mismatches: paths(DisagreementKind::Differs),
@@ -226,7 +229,11 @@ fn warning_codes(counts: &DriftCounts) -> Vec<String> {
 }
 
 /// One row per problem, sorted by id (the workspace stream last among equals).
-fn drift_rows(view: &crate::read::TrackerView, report: &TrackerHistoryReport) -> Vec<DriftRow> {
+fn drift_rows(
+    view: &crate::read::TrackerView,
+    report: &TrackerHistoryReport,
+    complete: bool,
+) -> Vec<DriftRow> {
     let root = format!("{}/", view.tracker().root().display());
     let clean = |text: &str| text.replace(&root, "");
     let mut rows = Vec::new();
@@ -271,7 +278,7 @@ fn drift_rows(view: &crate::read::TrackerView, report: &TrackerHistoryReport) ->
         }
     }
     for item in &report.items {
-        if ends_without_file(item) {
+        if complete && ends_without_file(item) {
             push(
                 &item.id,
                 "interrupted_delete",

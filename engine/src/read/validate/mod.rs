@@ -208,6 +208,8 @@ pub(crate) struct Scope<'a> {
     items: &'a [CheckItem],
     /// Item files with the id of the parsed item or the parse error, in listing order.
     scanned: &'a [(ItemFileRef, Result<String>)],
+    /// Type folders that exist but could not be listed.
+    folder_notices: &'a [crate::notice::Notice],
     /// Diagnostic list length (`None`: all).
     limit: Option<usize>,
     /// The invocation clock's instant, for lock ttls.
@@ -231,6 +233,7 @@ pub fn validate(view: &TrackerView, options: &ValidateOptions) -> Result<Validat
         view,
         items: &loaded.items,
         scanned: &loaded.scanned,
+        folder_notices: &loaded.folder_notices,
         limit: options.diagnostic_limit,
         now_ms: options.now_ms,
     };
@@ -298,6 +301,8 @@ pub(crate) struct Loaded {
     pub items: Vec<CheckItem>,
     /// Per entry of `scanned`, the position of its item in `items` (`None`: not parsed).
     positions: Vec<Option<usize>>,
+    /// Type folders that exist but could not be listed (`item_list_directory_*` notices).
+    folder_notices: Vec<crate::notice::Notice>,
 }
 
 /// The parsed items and, with `history`, the ids of the history streams (listed while the
@@ -307,7 +312,10 @@ fn load_items(view: &TrackerView, history: bool) -> Result<(Loaded, Option<Vec<S
         || view.item_files(),
         || history.then(|| list_streams(view.tracker())),
     );
-    let files = files?.files;
+    let crate::tracker::ItemFiles {
+        files,
+        notices: folder_notices,
+    } = files?;
     let streams = streams.transpose()?;
     let schema = view.schema();
     let canon = view.canon_schema();
@@ -342,6 +350,7 @@ fn load_items(view: &TrackerView, history: bool) -> Result<(Loaded, Option<Vec<S
             scanned,
             items,
             positions,
+            folder_notices,
         },
         streams,
     ))

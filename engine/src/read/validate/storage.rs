@@ -104,6 +104,30 @@ fn merge_fence(scope: &Scope<'_>) -> Value {
     })
 }
 
+/// The type folders that exist but could not be listed, `{folder, error}` sorted by folder,
+/// leaving out the symlinked ones `unsafe_paths` already names.
+fn unreadable_folders(scope: &Scope<'_>, linked: &[String]) -> Vec<Value> {
+    let root = format!("{}/", scope.view.tracker().root().display());
+    let mut folders: Vec<(String, String)> = scope
+        .folder_notices
+        .iter()
+        .filter_map(|n| {
+            let folder = n
+                .code
+                .strip_prefix("item_list_directory_read_failed:")
+                .or_else(|| n.code.strip_prefix("item_list_directory_unsafe:"))?;
+            (!linked.iter().any(|l| l == folder))
+                .then(|| (folder.to_string(), n.message.replace(&root, "")))
+        })
+        .collect();
+    folders.sort();
+    folders.dedup_by(|a, b| a.0 == b.0);
+    folders
+        .into_iter()
+        .map(|(folder, error)| json!({"folder": folder, "error": error}))
+        .collect()
+}
+
 /// The `storage_integrity` check; corruption is an error, fence drift alone a warning.
 pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport) -> Outcome {
     let mut by_id: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -201,6 +225,8 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
         refused,
     );
     warn("validate_storage_unsafe_paths", linked.len());
+    let folders = unreadable_folders(scope, &linked);
+    warn("validate_storage_unreadable_item_folders", folders.len());
     // Corruption and symlinks are errors; the leftovers of killed writers only warn.
     let error = !warnings.is_empty();
     let leftovers = super::operational::leftovers(scope);
@@ -242,6 +268,20 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
                 "paths": paths.values,
                 "paths_truncated": paths.truncated,
                 "fix": unsafe_paths::UNSAFE_PATHS_FIX,
+            }),
+        );
+    }
+    if let Value::Object(map) = &mut details
+        && !folders.is_empty()
+    {
+        map.insert(
+            "unreadable_item_folders".into(),
+            json!({
+                "code": "validate_storage_unreadable_item_folders",
+                "count": folders.len(),
+                "folders": folders,
+                "fix": "make each folder a readable directory of item files (check its type and \
+                        permissions); until then every read of this tracker is partial",
             }),
         );
     }
