@@ -47,6 +47,7 @@ mod test_read_output_props;
 mod test_sample_tracker;
 mod test_search_highlight;
 mod test_settings;
+mod test_skipped_files;
 mod test_symlinks;
 mod test_time_windows;
 mod test_transcript;

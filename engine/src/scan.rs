@@ -36,6 +36,20 @@ impl UnreadableFile {
             format!("{}: {} ({})", self.path, self.message, self.code),
         )
     }
+
+    /// Reads back a notice made by [`UnreadableFile::notice`] (`None` for any other notice).
+    pub fn from_notice(notice: &Notice) -> Option<UnreadableFile> {
+        if notice.code != "item_unreadable" {
+            return None;
+        }
+        let (path, rest) = notice.message.split_once(": ")?;
+        let (message, code) = rest.strip_suffix(')')?.rsplit_once(" (")?;
+        Some(UnreadableFile {
+            path: path.to_string(),
+            code: code.to_string(),
+            message: message.to_string(),
+        })
+    }
 }
 
 /// Every readable item of a tracker, plus what could not be read.

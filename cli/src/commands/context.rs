@@ -334,6 +334,7 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     meta.after = args.after.clone();
     meta.intent = resolved_intent;
     let format = ctx.read_output.resolve_format(ctx.format, args.format);
+    crate::read_output::skipped::report(&mut env, &corpus.notices);
     finish_read(Value::Object(env), &meta, &ctx.read_output, format)
 }
 

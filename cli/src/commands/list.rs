@@ -501,6 +501,7 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
         );
         env.insert("now".into(), json!(pm_engine::clock::format_iso_ms(now)));
     }
+    crate::read_output::skipped::report(&mut env, &listed.notices);
     let meta = read_meta(args, spelling, resolved_intent);
     let local = args.format.and_then(ListFormat::envelope);
     let format = ctx.read_output.resolve_format(ctx.format, local);

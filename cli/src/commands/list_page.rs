@@ -46,6 +46,8 @@ pub struct Listed {
     pub completeness: Completeness,
     /// Which path answered (`index` or `scan`).
     pub source: Source,
+    /// Unreadable files and index fallbacks.
+    pub notices: Vec<pm_engine::notice::Notice>,
 }
 
 impl Listed {
@@ -125,6 +127,7 @@ pub fn read_page(index: &Index<'_>, read: &ListRead<'_>) -> Result<Listed> {
         next_cursor,
         source: listing.source,
         completeness: listing.completeness,
+        notices: listing.notices,
     })
 }
 

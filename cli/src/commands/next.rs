@@ -313,6 +313,7 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
         .legacy_value("--blocked-limit", args.blocked_limit.as_deref());
     meta.intent = resolved_intent;
     let format = ctx.read_output.resolve_format(ctx.format, args.format);
+    crate::read_output::skipped::report(&mut env, &corpus.notices);
     finish_read(Value::Object(env), &meta, &ctx.read_output, format)
 }
 

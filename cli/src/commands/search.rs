@@ -330,7 +330,7 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
         None
     };
     let found = index.search(&query, keep, |text| spec.hit(text))?;
-    let (scored, total) = (found.hits, found.total);
+    let (scored, total, found_notices) = (found.hits, found.total, found.notices);
 
     let projection = Projection::resolve(
         args.compact || resolved_intent.is_some(),
@@ -446,5 +446,6 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
         SearchFormat::Json | SearchFormat::Ndjson => Format::Json,
     });
     let format = ctx.read_output.resolve_format(ctx.format, local);
+    crate::read_output::skipped::report(&mut env, &found_notices);
     finish_read(Value::Object(env), &meta, &ctx.read_output, format).map(CommandOutput::Read)
 }

@@ -16,6 +16,7 @@ mod receipts;
 mod request;
 mod rows;
 mod session;
+pub mod skipped;
 mod surface;
 
 use pm_engine::Result;

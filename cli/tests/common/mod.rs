@@ -106,6 +106,12 @@ impl TestTracker {
         cmd
     }
 
+    /// Returns the `pm args…` command for the workspace with the pinned environment, for tests
+    /// that wire its streams themselves (a pseudo-terminal, a pipe kept open).
+    pub fn pm_command(&self, args: &[&str]) -> std::process::Command {
+        self.command(&self.workspace(), args, &[])
+    }
+
     /// Runs `pm args…` in `dir` with extra environment variables.
     pub fn pm_in(
         &self,

@@ -12,6 +12,7 @@ pub mod history_view;
 pub mod provenance;
 pub mod receipt;
 pub mod record_order;
+pub mod skipped;
 pub mod unsafe_paths;
 pub mod validate;
 pub mod view;
