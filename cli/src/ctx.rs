@@ -5,8 +5,10 @@
 use std::ffi::OsString;
 use std::io;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use pm_engine::clock::Clock;
+use pm_engine::guard::SecretGuardMode;
 use pm_engine::settings::{
     LOCK_WAIT_MS_MAX, OutputFormat, SettingIssue, Settings, SettingsEnv, parse_lock_wait_ms,
 };
@@ -142,6 +144,13 @@ pub struct Ctx {
     /// The values of the tracker's settings.json outside their legal domain (reads warn about
     /// each, writes refuse them in the engine).
     pub settings_issues: Vec<SettingIssue>,
+    /// The tracker's `mutation_guard.secret_guard`, `None` when no initialized tracker was
+    /// found (the guard then has nothing to protect and the command reports the missing
+    /// tracker itself).
+    pub secret_guard: Option<SecretGuardMode>,
+    /// Standard input once read (the secret guard scans a `--stdin-json` document before the
+    /// command parses it), or why it could not be read.
+    stdin: OnceLock<std::result::Result<String, (io::ErrorKind, String)>>,
 }
 
 impl Ctx {
@@ -166,15 +175,24 @@ impl Ctx {
         self.author.as_deref().filter(|_| self.author_from_flag)
     }
 
-    /// Returns all of standard input (`--stdin-json`).
+    /// Returns all of standard input (`--stdin-json`), read once per run: the secret guard
+    /// and the command see the same text.
     ///
     /// # Errors
     /// `io_error` when stdin cannot be read as UTF-8.
     pub fn read_stdin(&self) -> Result<String> {
-        use std::io::Read;
-        let mut text = String::new();
-        io::stdin().read_to_string(&mut text).at("<stdin>")?;
-        Ok(text)
+        let read = self.stdin.get_or_init(|| {
+            use std::io::Read;
+            let mut text = String::new();
+            match io::stdin().read_to_string(&mut text) {
+                Ok(_) => Ok(text),
+                Err(e) => Err((e.kind(), e.to_string())),
+            }
+        });
+        match read {
+            Ok(text) => Ok(text.clone()),
+            Err((kind, message)) => Err(io::Error::new(*kind, message.clone())).at("<stdin>"),
+        }
     }
 
     /// Builds the context from parsed global flags and the captured environment.
@@ -203,7 +221,8 @@ impl Ctx {
         let author = flag_author.or_else(|| env_author.clone());
         let (lock_wait_ms, lock_wait_ms_invalid) = lock_wait_from(env.pm_lock_wait_ms.as_deref());
         let index_freshness = freshness_from(env.pm_index_freshness.as_deref())?;
-        let (tracker_format, settings_issues) = read_settings(&cwd, explicit_path.as_deref());
+        let (tracker_format, settings_issues, secret_guard) =
+            read_settings(&cwd, explicit_path.as_deref());
         let settings_default =
             tracker_format.filter(|_| global.output_format.is_none() && !global.json);
         let home = env.home.filter(|h| !h.is_empty()).map(PathBuf::from);
@@ -234,6 +253,8 @@ impl Ctx {
             fault_point: non_empty(env.pm_fault_point.as_deref()),
             read_output: ReadOutputRequest::default(),
             settings_issues,
+            secret_guard,
+            stdin: OnceLock::new(),
             cwd,
         })
     }
@@ -248,25 +269,29 @@ pub enum PathSource {
     Env,
 }
 
-/// Returns the tracker's `output.default_format` (read-output §1.1 step 4) and the settings
-/// values outside their domain, when a tracker with readable settings is found. An unreadable
-/// file is left for the command to report.
+/// Returns the tracker's `output.default_format` (read-output §1.1 step 4), the settings
+/// values outside their domain and the secret-guard mode, when a tracker with readable settings
+/// is found. An unreadable file is left for the command to report.
 fn read_settings(
     cwd: &std::path::Path,
     explicit: Option<&std::path::Path>,
-) -> (Option<Format>, Vec<SettingIssue>) {
+) -> (Option<Format>, Vec<SettingIssue>, Option<SecretGuardMode>) {
     let tracker = Tracker::discover(cwd, explicit);
     if !tracker.is_initialized() {
-        return (None, Vec::new());
+        return (None, Vec::new(), None);
     }
     let Ok((settings, _)) = Settings::read(tracker.root(), &SettingsEnv::default()) else {
-        return (None, Vec::new());
+        return (None, Vec::new(), None);
     };
     let format = match settings.output_format() {
         OutputFormat::Json => Format::Json,
         OutputFormat::Toon => Format::Toon,
     };
-    (Some(format), settings.issues().to_vec())
+    (
+        Some(format),
+        settings.issues().to_vec(),
+        Some(settings.secret_guard()),
+    )
 }
 
 fn non_empty(raw: Option<&str>) -> Option<String> {

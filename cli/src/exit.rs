@@ -84,6 +84,7 @@ item_not_closed conflict 4
 already_claimed_by conflict 4
 item_not_claimed conflict 4
 ownership_conflict conflict 4
+mutation_secret_guard_blocked conflict 4
 dependency_target_unresolved not_found 3
 mutation_torn io 1
 read_output_cursor_invalid invalid_argument 2

@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::args::Cli;
 use crate::ctx::{Ctx, Environment};
@@ -49,8 +49,14 @@ pub fn run_with(
     stderr: &mut dyn Write,
 ) -> u8 {
     let mut inv = Invocation::from_argv(argv);
-    let cli = match Cli::try_parse_from(argv) {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches_from(argv)
+        .and_then(|matches| {
+            let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut Cli::command()))?;
+            Ok((cli, matches))
+        });
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => {
             return match failure::from_clap(&err) {
                 ParseOutcome::Display(text) => {
@@ -95,6 +101,16 @@ pub fn run_with(
     ctx.read_output
         .settings_warnings
         .clone_from(&ctx.settings_issues);
+    // The secret guard runs before the command, as pm's preflight does: its warnings come
+    // first on stderr in every output format, and a block refuses before anything is written.
+    match mutation::guard::preflight(&ctx, &cli.command, &matches) {
+        Ok(warnings) => {
+            for warning in warnings {
+                let _ = writeln!(stderr, "warning:{warning}");
+            }
+        }
+        Err(error) => return failure::report(&error, &inv, ctx.format, ctx.quiet, stdout, stderr),
+    }
     // A panic is a bug, but it still ends as one error document (C1), not a bare backtrace.
     let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         commands::dispatch(&ctx, &cli.command)

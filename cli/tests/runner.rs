@@ -46,6 +46,7 @@ mod test_read_output;
 mod test_read_output_props;
 mod test_sample_tracker;
 mod test_search_highlight;
+mod test_secret_guard;
 mod test_settings;
 mod test_skipped_files;
 mod test_symlinks;

@@ -252,6 +252,59 @@ impl Command {
         }
     }
 
+    /// Returns whether the mutation secret guard scans this invocation: the commands that
+    /// write user text into an item or its history, in their writing modes (pm's
+    /// `isMutationInvocation`; `deps --add/--remove` and `item reopen` are ours).
+    pub fn secret_guarded(&self) -> bool {
+        match self {
+            Command::Create(_)
+            | Command::Update(_)
+            | Command::Close(_)
+            | Command::Item(_)
+            | Command::Claim(_)
+            | Command::Release(_)
+            | Command::Delete(_)
+            | Command::Restore(_)
+            | Command::Append(_) => true,
+            Command::Comments(args) | Command::Notes(args) | Command::Learnings(args) => {
+                args.add.is_some()
+            }
+            Command::Files(args) | Command::Docs(args) => {
+                !args.add.is_empty() || !args.remove.is_empty()
+            }
+            Command::Test(args) => !args.add.is_empty() || !args.remove.is_empty(),
+            Command::Deps(args) => !args.add.is_empty() || !args.remove.is_empty(),
+            Command::Init(_)
+            | Command::Gc(_)
+            | Command::Reindex(_)
+            | Command::Where(_)
+            | Command::HistoryRepair(_)
+            | Command::Contracts(_)
+            | Command::Completions(_)
+            | Command::Events(_)
+            | Command::Activity(_)
+            | Command::Graph(_)
+            | Command::Get(_)
+            | Command::History(_)
+            | Command::Validate(_)
+            | Command::Health(_)
+            | Command::List(_)
+            | Command::ListAll(_)
+            | Command::ListDraft(_)
+            | Command::ListOpen(_)
+            | Command::ListInProgress(_)
+            | Command::ListBlocked(_)
+            | Command::ListClosed(_)
+            | Command::ListCanceled(_)
+            | Command::Stats(_)
+            | Command::Aggregate(_)
+            | Command::Search(_)
+            | Command::Next(_)
+            | Command::Context(_)
+            | Command::Bench(_) => false,
+        }
+    }
+
     /// Refuses a revision guard (`--expect-hash`) on a read surface (pm's
     /// `expect_hash_requires_mutation`): a guard no write checks would prove nothing.
     ///

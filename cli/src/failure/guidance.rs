@@ -316,6 +316,18 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
                 "Coordinate with the owner in refusal.rejected_value, or re-run with --force.",
             ],
         },
+        ErrorCode::MutationSecretGuardBlocked => Guidance {
+            title: "Mutation blocked by secret guard",
+            required: "Remove the credential-shaped content or retry with --force after explicit review.",
+            why: Some(
+                "Item files and their history are permanent and travel with every git clone; settings.mutation_guard.secret_guard is block.",
+            ),
+            examples: &[],
+            next_steps: &[
+                "Replace the value with a secret-manager reference.",
+                "Re-run with --force only after confirming the text is not a credential.",
+            ],
+        },
         ErrorCode::DependencyTargetUnresolved => Guidance {
             title: "Referenced item not found",
             required: "Reference only items that exist in this tracker.",

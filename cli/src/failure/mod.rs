@@ -184,6 +184,14 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
             refusal.surface = field.clone();
             refusal.rejected_value = Some(target.clone());
         }
+        Error::SecretGuardBlocked { .. } => {
+            // pm's compact redacted recovery: the command line held the credential, so none of
+            // it is echoed (the typed flag names stay in provided_fields).
+            recovery.attempted_command = "pm <mutation> [REDACTED]".into();
+            recovery.normalized_args = vec!["[REDACTED]".into()];
+            recovery.suggested_retry =
+                Some("Remove credential-shaped content, then retry the mutation.".into());
+        }
         Error::RevisionConflict { expected, .. } => {
             refusal.surface = "--expect-hash".into();
             refusal.rejected_value = Some(expected.clone());
@@ -282,6 +290,10 @@ fn context_of(error: &Error) -> Option<serde_json::Value> {
                 "changes_since": changes_since,
                 "changes_since_omitted": changes_since_omitted,
             },
+        })),
+        Error::SecretGuardBlocked { rules, paths } => Some(serde_json::json!({
+            "rules": rules,
+            "paths": paths,
         })),
         _ => None,
     }

@@ -1,8 +1,9 @@
 //! What every mutation command shares: building the engine's `MutationContext` from the
 //! invocation (tracker, settings, schema, author, provenance, `--expect-hash`, the test-only
-//! fault hook) and the receipts pm prints for a mutation.
+//! fault hook), the secret-guard preflight, and the receipts pm prints for a mutation.
 
 mod fields;
+pub mod guard;
 mod receipt;
 
 use std::io::Write;

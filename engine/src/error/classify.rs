@@ -50,6 +50,7 @@ impl Error {
                 LifecycleConflict::NotClaimed => ErrorCode::ItemNotClaimed,
                 LifecycleConflict::OwnershipConflict => ErrorCode::OwnershipConflict,
             },
+            Error::SecretGuardBlocked { .. } => ErrorCode::MutationSecretGuardBlocked,
             Error::UnresolvedReference { .. } => ErrorCode::DependencyTargetUnresolved,
             Error::MutationTorn { .. } => ErrorCode::MutationTorn,
             Error::Index { .. } => ErrorCode::IndexUnavailable,
@@ -215,6 +216,10 @@ impl Error {
                     "ask the owner to release it, or re-run with --force to bypass ownership (`pm claim {id} --force` takes it over)"
                 ),
             }),
+            Error::SecretGuardBlocked { paths, .. } => Some(format!(
+                "remove the credential-shaped text from {} (keep the secret in a secret manager and write a reference to it), or re-run with --force once you have reviewed it",
+                paths.join(", ")
+            )),
             Error::UnresolvedReference { target, .. } => Some(format!(
                 "create {target} first, or check the id with `pm list --all`"
             )),

@@ -63,6 +63,8 @@ pub enum ErrorCode {
     ItemNotClaimed,
     /// A mutation of an item someone else holds (strict ownership).
     OwnershipConflict,
+    /// The mutation secret guard found credential-shaped text (`secret_guard: block`).
+    MutationSecretGuardBlocked,
     /// A parent or dependency that names a missing item.
     DependencyTargetUnresolved,
     /// Item written, history not appended, rollback failed.
@@ -139,6 +141,7 @@ impl ErrorCode {
         ErrorCode::AlreadyClaimedBy,
         ErrorCode::ItemNotClaimed,
         ErrorCode::OwnershipConflict,
+        ErrorCode::MutationSecretGuardBlocked,
         ErrorCode::DependencyTargetUnresolved,
         ErrorCode::MutationTorn,
         ErrorCode::ReadOutputCursorInvalid,
@@ -195,6 +198,7 @@ impl ErrorCode {
             ErrorCode::AlreadyClaimedBy => "already_claimed_by",
             ErrorCode::ItemNotClaimed => "item_not_claimed",
             ErrorCode::OwnershipConflict => "ownership_conflict",
+            ErrorCode::MutationSecretGuardBlocked => "mutation_secret_guard_blocked",
             ErrorCode::DependencyTargetUnresolved => "dependency_target_unresolved",
             ErrorCode::MutationTorn => "mutation_torn",
             ErrorCode::ReadOutputCursorInvalid => "read_output_cursor_invalid",
@@ -257,7 +261,8 @@ impl ErrorCode {
             | ErrorCode::ItemNotClosed
             | ErrorCode::AlreadyClaimedBy
             | ErrorCode::ItemNotClaimed
-            | ErrorCode::OwnershipConflict => ErrorFamily::Conflict,
+            | ErrorCode::OwnershipConflict
+            | ErrorCode::MutationSecretGuardBlocked => ErrorFamily::Conflict,
             ErrorCode::DependencyTargetUnresolved => ErrorFamily::NotFound,
             ErrorCode::MutationTorn => ErrorFamily::Io,
             ErrorCode::LockConflict | ErrorCode::LockStale | ErrorCode::LockLost => {

@@ -286,6 +286,21 @@ pub enum Error {
         detail: String,
     },
 
+    /// The mutation secret guard (`mutation_guard.secret_guard: block`) found credential-shaped
+    /// text in what the mutation would write; nothing was written. Only rule names and paths
+    /// (flags, operands, document keys) are kept, never the matched text.
+    #[error(
+        "Mutation blocked by secret guard ({}) in {}. No detected value was logged.",
+        rules.join(","),
+        paths.join(", ")
+    )]
+    SecretGuardBlocked {
+        /// The rules that fired, sorted by name.
+        rules: Vec<String>,
+        /// Where they fired (`--description`, `TITLE`, `--add[1]`), in command-line order.
+        paths: Vec<String>,
+    },
+
     /// A parent or dependency names an item that does not exist.
     #[error("{field} target {target} of {id} does not exist")]
     UnresolvedReference {

@@ -425,6 +425,15 @@ impl Settings {
         }
     }
 
+    /// Returns `mutation_guard.secret_guard` (default `advise`; a value outside the domain
+    /// reads as the default and is reported as a settings issue).
+    pub fn secret_guard(&self) -> crate::guard::SecretGuardMode {
+        self.get(&["mutation_guard", "secret_guard"])
+            .and_then(Value::as_str)
+            .and_then(crate::guard::SecretGuardMode::parse)
+            .unwrap_or_default()
+    }
+
     /// Returns `testing.record_results_to_items`.
     pub fn record_test_results(&self) -> bool {
         self.get(&["testing", "record_results_to_items"])
