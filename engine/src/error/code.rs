@@ -106,6 +106,10 @@ pub enum ErrorCode {
     ExpectHashRequiresMutation,
     /// The tracker root (or its settings.json) exists but cannot be read.
     TrackerRootUnreadable,
+    /// A close under strict close validation lacks closure fields.
+    CloseValidationMissingFields,
+    /// A create under strict duplicate detection found likely duplicates.
+    LikelyDuplicate,
 }
 
 impl ErrorCode {
@@ -160,6 +164,8 @@ impl ErrorCode {
         ErrorCode::ItemTooLarge,
         ErrorCode::ExpectHashRequiresMutation,
         ErrorCode::TrackerRootUnreadable,
+        ErrorCode::CloseValidationMissingFields,
+        ErrorCode::LikelyDuplicate,
     ];
 
     /// Returns the snake_case code string.
@@ -218,6 +224,8 @@ impl ErrorCode {
             ErrorCode::ItemTooLarge => "item_too_large",
             ErrorCode::ExpectHashRequiresMutation => "expect_hash_requires_mutation",
             ErrorCode::TrackerRootUnreadable => "tracker_root_unreadable",
+            ErrorCode::CloseValidationMissingFields => "close_validation_missing_fields",
+            ErrorCode::LikelyDuplicate => "likely_duplicate",
         }
     }
 
@@ -241,7 +249,8 @@ impl ErrorCode {
             | ErrorCode::MissingRequiredOption
             | ErrorCode::CommandFailed
             | ErrorCode::ProjectionOptionsMutuallyExclusive
-            | ErrorCode::UnknownFieldProjection => ErrorFamily::InvalidArgument,
+            | ErrorCode::UnknownFieldProjection
+            | ErrorCode::CloseValidationMissingFields => ErrorFamily::InvalidArgument,
             ErrorCode::UnsupportedSearchMode | ErrorCode::UnsupportedSubcommand => {
                 ErrorFamily::InvalidArgument
             }
@@ -257,7 +266,8 @@ impl ErrorCode {
             | ErrorCode::ItemNotClosed
             | ErrorCode::AlreadyClaimedBy
             | ErrorCode::ItemNotClaimed
-            | ErrorCode::OwnershipConflict => ErrorFamily::Conflict,
+            | ErrorCode::OwnershipConflict
+            | ErrorCode::LikelyDuplicate => ErrorFamily::Conflict,
             ErrorCode::DependencyTargetUnresolved => ErrorFamily::NotFound,
             ErrorCode::MutationTorn => ErrorFamily::Io,
             ErrorCode::LockConflict | ErrorCode::LockStale | ErrorCode::LockLost => {
