@@ -106,6 +106,8 @@ settings_invalid invalid_argument 2
 item_too_large invalid_argument 2
 expect_hash_requires_mutation invalid_argument 2
 tracker_root_unreadable io 1
+close_validation_missing_fields invalid_argument 2
+likely_duplicate conflict 4
 "
         );
     }

@@ -23,6 +23,7 @@ mod test_forgotten_files;
 mod test_generation_race;
 mod test_get;
 mod test_get_fields;
+mod test_governance;
 mod test_graph_reads;
 mod test_health;
 mod test_help;

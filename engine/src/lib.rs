@@ -13,6 +13,7 @@ pub mod commit;
 pub mod confine;
 pub mod debris;
 pub mod error;
+pub mod governance;
 pub mod guard;
 pub mod hash;
 pub mod history;

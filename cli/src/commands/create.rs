@@ -1,6 +1,7 @@
 //! `pm create`: turns the operands, field flags and `--stdin-json` document into an engine
 //! `NewItem` and prints the mutation receipt.
 
+use pm_engine::governance::GivenOptions;
 use pm_engine::ids::IdMinter;
 use pm_engine::mutate::{DependencySeed, FieldEdit, NewItem, create, edits_from_json, split_list};
 use pm_engine::{Error, Result};
@@ -54,6 +55,22 @@ pub struct CreateArgs {
     #[arg(long)]
     pub stdin_json: bool,
 
+    /// Create required-option policy mode: strict|progressive
+    #[arg(long, value_name = "MODE")]
+    pub create_mode: Option<String>,
+
+    /// Scheduling preset for Reminder|Meeting|Event: lightweight (creates progressively)
+    #[arg(long, value_name = "PRESET")]
+    pub schedule_preset: Option<String>,
+
+    /// Explicitly create even when strict similarity governance finds likely duplicates
+    #[arg(long)]
+    pub allow_duplicate: bool,
+
+    /// Explicit-empty collections.
+    #[command(flatten)]
+    pub clear: ClearFlags,
+
     /// Field flags.
     #[command(flatten)]
     pub fields: FieldFlags,
@@ -94,6 +111,7 @@ pub fn cmd_create(ctx: &Ctx, args: &CreateArgs) -> Result<(MutationOutput, Vec<S
         ));
     };
     let id = args.id.clone().or_else(|| take(&mut doc, "id"));
+    let body_from_doc = args.body.is_none() && doc.contains_key("body");
     let body = args
         .body
         .clone()
@@ -107,8 +125,16 @@ pub fn cmd_create(ctx: &Ctx, args: &CreateArgs) -> Result<(MutationOutput, Vec<S
             "cli:create:dep",
         )?));
     }
-    let explicit_unset: Vec<String> = args.unset.iter().flat_map(|u| split_list(u)).collect();
+    let mut explicit_unset: Vec<String> = args.unset.iter().flat_map(|u| split_list(u)).collect();
+    explicit_unset.extend(args.clear.fields().map(String::from));
     edits.extend(explicit_unset.iter().cloned().map(FieldEdit::Unset));
+    let mut given = Vec::new();
+    if ctx.explicit_author_flag().is_some() {
+        given.push("author".to_string());
+    }
+    if args.body.is_some() || body_from_doc {
+        given.push("body".to_string());
+    }
     let item = NewItem {
         type_name,
         title,
@@ -117,6 +143,13 @@ pub fn cmd_create(ctx: &Ctx, args: &CreateArgs) -> Result<(MutationOutput, Vec<S
         body,
         message: args.message.clone(),
         explicit_unset,
+        create_mode: args.create_mode.clone(),
+        schedule_preset: args.schedule_preset.clone(),
+        options: GivenOptions {
+            given,
+            cleared: Vec::new(),
+        },
+        allow_duplicate: args.allow_duplicate,
     };
     let mut minter = match &ctx.seed {
         Some(seed) => IdMinter::seeded(seed.clone()),
@@ -126,6 +159,62 @@ pub fn cmd_create(ctx: &Ctx, args: &CreateArgs) -> Result<(MutationOutput, Vec<S
         create(mctx, &item, &mut minter)
     })?;
     Ok((receipt_for(&m, &args.receipt), m.warnings))
+}
+
+/// `--clear-<collection>`: the collection is intentionally empty (satisfies strict create mode;
+/// recorded as `explicit_unset=` in the history message).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ClearFlags {
+    /// Clear dependency entries
+    #[arg(long)]
+    pub clear_deps: bool,
+    /// Clear comments
+    #[arg(long)]
+    pub clear_comments: bool,
+    /// Clear notes
+    #[arg(long)]
+    pub clear_notes: bool,
+    /// Clear learnings
+    #[arg(long)]
+    pub clear_learnings: bool,
+    /// Clear linked files
+    #[arg(long)]
+    pub clear_files: bool,
+    /// Clear linked tests
+    #[arg(long)]
+    pub clear_tests: bool,
+    /// Clear linked docs
+    #[arg(long)]
+    pub clear_docs: bool,
+    /// Clear reminders
+    #[arg(long)]
+    pub clear_reminders: bool,
+    /// Clear events
+    #[arg(long)]
+    pub clear_events: bool,
+    /// Clear type options
+    #[arg(long)]
+    pub clear_type_options: bool,
+}
+
+impl ClearFlags {
+    /// Returns the metadata keys of the cleared collections.
+    pub fn fields(&self) -> impl Iterator<Item = &'static str> {
+        [
+            (self.clear_deps, "dependencies"),
+            (self.clear_comments, "comments"),
+            (self.clear_notes, "notes"),
+            (self.clear_learnings, "learnings"),
+            (self.clear_files, "files"),
+            (self.clear_tests, "tests"),
+            (self.clear_docs, "docs"),
+            (self.clear_reminders, "reminders"),
+            (self.clear_events, "events"),
+            (self.clear_type_options, "type_options"),
+        ]
+        .into_iter()
+        .filter_map(|(on, key)| on.then_some(key))
+    }
 }
 
 /// Reads the `--stdin-json` document (a JSON object).

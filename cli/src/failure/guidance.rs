@@ -406,12 +406,43 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
         },
         ErrorCode::MissingRequiredOption => Guidance {
             title: "Missing required option",
-            required: "Select a context intent with --for when setting --token-budget.",
+            required: "Pass every option the message names in one invocation, then retry.",
             why: Some(
-                "A token-budget override has no projection contract to constrain without a selected intent.",
+                "The create mode or the item type's option policy requires them, or another option needs them (--token-budget needs --for).",
             ),
-            examples: &["pm list --for triage --token-budget 2000"],
-            next_steps: &["Retry with --for <intent> --token-budget <n>, or omit --token-budget."],
+            examples: &[
+                "pm create task \"Fix login\" --create-mode progressive",
+                "pm list --for triage --token-budget 2000",
+            ],
+            next_steps: &[
+                "Retry with the flags in recovery.missing; for staged onboarding retry with --create-mode progressive.",
+            ],
+        },
+        ErrorCode::CloseValidationMissingFields => Guidance {
+            title: "Closure fields missing",
+            required: "Record resolution, expected_result and actual_result before closing, or close with --validate-close warn.",
+            why: Some(
+                "Strict close validation keeps evidence of what was expected and what happened on every closed item.",
+            ),
+            examples: &[
+                "pm close <id> \"Done\" --resolution \"<summary>\" --expected-result \"<expected>\" --actual-result \"<actual>\"",
+            ],
+            next_steps: &[
+                "Run recovery.suggested_retry (or pass the fields inline on the close), then retry the original close.",
+                "Use --validate-close warn only when governance permits an evidenced exception.",
+            ],
+        },
+        ErrorCode::LikelyDuplicate => Guidance {
+            title: "Likely duplicate item",
+            required: "Reuse an existing item, or explicitly acknowledge the duplicate with --allow-duplicate.",
+            why: Some("Strict duplicate detection keeps one canonical item per piece of work."),
+            examples: &[
+                "pm get <id> --full",
+                "pm create task \"<title>\" --allow-duplicate",
+            ],
+            next_steps: &[
+                "Continue the existing item (recovery.suggested_retry), or retry the create with --allow-duplicate.",
+            ],
         },
         ErrorCode::CommandFailed => Guidance {
             title: "Command refused its arguments",

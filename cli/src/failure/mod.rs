@@ -210,6 +210,40 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
                 recovery.suggested_retry = inv.retry_with(typed, better);
             }
         }
+        Error::MissingCreateOptions { flags, strict, .. } => {
+            recovery.missing = flags.clone();
+            if *strict {
+                recovery.suggested_flags = std::iter::once("--create-mode progressive".into())
+                    .chain(flags.iter().cloned())
+                    .collect();
+            }
+        }
+        Error::CloseValidation { id, missing } => {
+            let flags: Vec<String> = missing
+                .iter()
+                .map(|k| pm_engine::governance::close_policy::close_field_flag(k))
+                .collect();
+            let args: Vec<String> = flags
+                .iter()
+                .flat_map(|f| [f.clone(), shell_quote("<value>")])
+                .collect();
+            recovery.suggested_retry = Some(format!("pm update {id} {}", args.join(" ")));
+            recovery.missing = flags;
+        }
+        Error::LikelyDuplicate { matches } => {
+            recovery.suggested_flags = vec!["--allow-duplicate".into()];
+            recovery.suggested_retry = matches.first().map(|best| {
+                if best.terminal {
+                    format!(
+                        "pm item reopen {} {}",
+                        best.id,
+                        shell_quote("<recurrence reason>")
+                    )
+                } else {
+                    format!("pm get {} --full", best.id)
+                }
+            });
+        }
         _ => {}
     }
     if !recovery.allowed_values.is_empty() {

@@ -35,6 +35,9 @@ pub struct MutationReceipt {
     /// A reopen's recurrence record.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recurrence: Option<Value>,
+    /// The warnings pm lists in the result (governance findings such as `likely_duplicates:`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The compact receipt of a delete.
@@ -183,7 +186,7 @@ pub fn receipt_for(m: &Mutation, args: &ReceiptArgs) -> MutationOutput {
         return MutationOutput::Full(FullReceipt {
             item: output_item(&m.after.metadata),
             changed_fields: m.changed_fields.clone(),
-            warnings: m.warnings.clone(),
+            warnings: [m.receipt_warnings.as_slice(), m.warnings.as_slice()].concat(),
         });
     }
     if deleted {
@@ -204,5 +207,6 @@ pub fn receipt_for(m: &Mutation, args: &ReceiptArgs) -> MutationOutput {
         changed_field_count: m.changed_fields.len(),
         close_reason: m.after.str_field("close_reason").map(String::from),
         recurrence,
+        warnings: m.receipt_warnings.clone(),
     })
 }

@@ -72,6 +72,9 @@ impl Error {
                 }
                 ReadOutputRefusal::UnknownField => ErrorCode::UnknownFieldProjection,
             },
+            Error::MissingCreateOptions { .. } => ErrorCode::MissingRequiredOption,
+            Error::CloseValidation { .. } => ErrorCode::CloseValidationMissingFields,
+            Error::LikelyDuplicate { .. } => ErrorCode::LikelyDuplicate,
             Error::SourceIncomplete { .. } => ErrorCode::ListSourceIncomplete,
             Error::Internal { .. } => ErrorCode::Internal,
         }
@@ -230,6 +233,33 @@ impl Error {
                 "run `pm reindex` to rebuild it, or `pm gc --scope index` to delete it; reads scan the files meanwhile".into(),
             ),
             Error::ReadOutput { kind, suggestion, allowed, .. } => read_output_hint(*kind, suggestion.as_deref(), allowed),
+            Error::MissingCreateOptions { strict: true, flags, .. } => Some(format!(
+                "pass {} in one invocation, or retry with --create-mode progressive",
+                flags.join(", ")
+            )),
+            Error::MissingCreateOptions { flags, type_name, .. } => Some(format!(
+                "pass {} (see `pm create --help --type {type_name}`)",
+                flags.join(", ")
+            )),
+            Error::CloseValidation { id, missing } => Some(format!(
+                "pass {} on the close (or set them with `pm update {id}`), or use --validate-close warn",
+                missing
+                    .iter()
+                    .map(|k| format!("{} <value>", crate::governance::close_policy::close_field_flag(k)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )),
+            Error::LikelyDuplicate { matches } => Some(match matches.first() {
+                Some(best) if best.terminal => format!(
+                    "reopen the existing item with `pm item reopen {} \"<recurrence reason>\"`, or pass --allow-duplicate",
+                    best.id
+                ),
+                Some(best) => format!(
+                    "reuse the existing item (`pm get {} --full`), or pass --allow-duplicate",
+                    best.id
+                ),
+                None => "pass --allow-duplicate".into(),
+            }),
             Error::SourceIncomplete { .. } => Some(
                 "run `pm validate` to find the unreadable files, or drop --strict-read to accept a partial answer".into(),
             ),

@@ -108,6 +108,10 @@ pub enum ErrorCode {
     ExpectHashRequiresMutation,
     /// The tracker root (or its settings.json) exists but cannot be read.
     TrackerRootUnreadable,
+    /// A close under strict close validation lacks closure fields.
+    CloseValidationMissingFields,
+    /// A create under strict duplicate detection found likely duplicates.
+    LikelyDuplicate,
 }
 
 impl ErrorCode {
@@ -163,6 +167,8 @@ impl ErrorCode {
         ErrorCode::ItemTooLarge,
         ErrorCode::ExpectHashRequiresMutation,
         ErrorCode::TrackerRootUnreadable,
+        ErrorCode::CloseValidationMissingFields,
+        ErrorCode::LikelyDuplicate,
     ];
 
     /// Returns the snake_case code string.
@@ -222,6 +228,8 @@ impl ErrorCode {
             ErrorCode::ItemTooLarge => "item_too_large",
             ErrorCode::ExpectHashRequiresMutation => "expect_hash_requires_mutation",
             ErrorCode::TrackerRootUnreadable => "tracker_root_unreadable",
+            ErrorCode::CloseValidationMissingFields => "close_validation_missing_fields",
+            ErrorCode::LikelyDuplicate => "likely_duplicate",
         }
     }
 
@@ -245,7 +253,8 @@ impl ErrorCode {
             | ErrorCode::MissingRequiredOption
             | ErrorCode::CommandFailed
             | ErrorCode::ProjectionOptionsMutuallyExclusive
-            | ErrorCode::UnknownFieldProjection => ErrorFamily::InvalidArgument,
+            | ErrorCode::UnknownFieldProjection
+            | ErrorCode::CloseValidationMissingFields => ErrorFamily::InvalidArgument,
             ErrorCode::UnsupportedSearchMode | ErrorCode::UnsupportedSubcommand => {
                 ErrorFamily::InvalidArgument
             }
@@ -262,7 +271,8 @@ impl ErrorCode {
             | ErrorCode::AlreadyClaimedBy
             | ErrorCode::ItemNotClaimed
             | ErrorCode::OwnershipConflict
-            | ErrorCode::MutationSecretGuardBlocked => ErrorFamily::Conflict,
+            | ErrorCode::MutationSecretGuardBlocked
+            | ErrorCode::LikelyDuplicate => ErrorFamily::Conflict,
             ErrorCode::DependencyTargetUnresolved => ErrorFamily::NotFound,
             ErrorCode::MutationTorn => ErrorFamily::Io,
             ErrorCode::LockConflict | ErrorCode::LockStale | ErrorCode::LockLost => {

@@ -354,6 +354,37 @@ pub enum Error {
         suggestion: Option<String>,
     },
 
+    /// `create` lacks options its item type requires (strict create mode, or the type's own
+    /// option policies).
+    #[error(
+        "{}",
+        crate::governance::create_policy::missing_message(type_name, flags)
+    )]
+    MissingCreateOptions {
+        /// The resolved item type.
+        type_name: String,
+        /// The missing flags, sorted (`--estimate/--estimated-minutes`).
+        flags: Vec<String>,
+        /// Whether strict create mode required them (progressive mode is the way out).
+        strict: bool,
+    },
+
+    /// `close` under strict close validation lacks closure fields; nothing was written.
+    #[error("{}", crate::governance::close_policy::refusal_message(id, missing))]
+    CloseValidation {
+        /// The item id.
+        id: String,
+        /// The missing fields (`resolution`, `expected_result`, `actual_result`).
+        missing: Vec<String>,
+    },
+
+    /// `create` under strict duplicate detection found likely duplicates; nothing was written.
+    #[error("{}", crate::governance::similarity::refusal_message(matches))]
+    LikelyDuplicate {
+        /// The likely duplicates, best first.
+        matches: Vec<crate::governance::SimilarItem>,
+    },
+
     /// `--strict-read` found item files or type folders it could not read.
     #[error(
         "The read is incomplete: {unreadable_items} unreadable item file(s) and {unreadable_directories} unreadable folder(s)."

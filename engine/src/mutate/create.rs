@@ -1,5 +1,6 @@
 //! `create`: builds a new item from a type, a title and field edits, mints or validates its
-//! id, and writes it under the item lock after re-checking that the id is still unused.
+//! id, and writes it under the item lock after re-checking that the id is still unused. The
+//! create-mode policy and duplicate detection (`crate::governance`) run on the way.
 
 use serde_json::{Map, Value, json};
 
@@ -7,6 +8,7 @@ use super::MutationContext;
 use super::protocol::{EntryExtras, Mutation, lock_item};
 use super::update::{FieldEdit, apply_edits, is_placeholder};
 use crate::error::{Error, Result};
+use crate::governance::{self, CreateMode, DuplicateMode, GivenOptions};
 use crate::history::entry_message;
 use crate::ids::{IdMinter, validate_explicit_id};
 use crate::item::ItemDoc;
@@ -28,6 +30,17 @@ pub struct NewItem {
     pub message: Option<String>,
     /// Fields the caller asked to leave unset (recorded as `explicit_unset=` in the message).
     pub explicit_unset: Vec<String>,
+    /// `--create-mode` as typed (`None`: `governance.create_mode_default`).
+    pub create_mode: Option<String>,
+    /// `--schedule-preset` as typed (`lightweight`: a Reminder, Meeting or Event creates
+    /// progressively).
+    pub schedule_preset: Option<String>,
+    /// For the create-mode policy: options given that the fields above do not show (`--author`,
+    /// `--body`), and explicit empties (`--clear-<collection>`). Title, type, `message` and the
+    /// edits are read from the item itself.
+    pub options: GivenOptions,
+    /// `--allow-duplicate`: create even when strict duplicate detection finds likely duplicates.
+    pub allow_duplicate: bool,
 }
 
 /// Creates an item (`pm create`).
@@ -38,10 +51,16 @@ pub struct NewItem {
 /// `completed_at`. The id is `--id` or minted with `minter` (`ids.token_length` characters,
 /// probing existing files); under the item lock the id must still be unused.
 ///
+/// Governance: the type's required options are checked under the create mode
+/// ([`governance::check_create`]); under the item lock, duplicate detection scores the title
+/// against every item and adds `likely_duplicates:`/`likely_duplicate_recovery:` to
+/// `receipt_warnings` (advisory, or strict with `allow_duplicate`).
+///
 /// # Errors
-/// `invalid_argument_value` (empty title, unknown type or status, bad values), `invalid_item_id`
-/// (a malformed or placeholder `--id`), `item_id_collision` (exit 4), unresolved references,
-/// lock and I/O errors. Nothing is written on error.
+/// `invalid_argument_value` (empty title, unknown type or status, bad values, bad
+/// `--create-mode`), `missing_required_option`, `invalid_item_id` (a malformed or placeholder
+/// `--id`), `item_id_collision` and `likely_duplicate` (exit 4), unresolved references, lock and
+/// I/O errors. Nothing is written on error.
 pub fn create(ctx: &MutationContext, item: &NewItem, minter: &mut IdMinter) -> Result<Mutation> {
     let title = item.title.trim();
     if title.is_empty() {
@@ -66,6 +85,14 @@ pub fn create(ctx: &MutationContext, item: &NewItem, minter: &mut IdMinter) -> R
                 .collect(),
         });
     };
+    let governance = ctx.settings.governance();
+    let mode = governance::create_policy::effective_mode(
+        item.create_mode.as_deref(),
+        item.schedule_preset.as_deref(),
+        CreateMode::from_setting(&governance.create_mode_default),
+        &type_def.name,
+    )?;
+    governance::check_create(type_def, mode, &given_options(item))?;
     let prefix = ctx.settings.id_prefix();
     let id = match &item.id {
         Some(raw) if is_placeholder(raw) => {
@@ -121,14 +148,68 @@ pub fn create(ctx: &MutationContext, item: &NewItem, minter: &mut IdMinter) -> R
             }
         }
     }
-    let unset: Vec<&str> = item.explicit_unset.iter().map(String::as_str).collect();
+    let duplicates = duplicate_warnings(ctx, title, item.allow_duplicate)?;
+    let mut unset: Vec<&str> = item.explicit_unset.iter().map(String::as_str).collect();
+    unset.sort_by(|a, b| crate::collate::locale_compare(a, b));
+    unset.dedup();
     let message = entry_message(item.message.as_deref(), &unset, true);
-    locked.commit(
+    let mut created = locked.commit(
         "create",
         doc,
         EntryExtras {
             message,
             ..EntryExtras::default()
         },
-    )
+    )?;
+    created.receipt_warnings.extend(duplicates);
+    Ok(created)
+}
+
+/// Returns every option `item` gives, for the create-mode policy.
+fn given_options(item: &NewItem) -> GivenOptions {
+    let mut options = item.options.clone();
+    options
+        .given
+        .extend(["title".to_string(), "type".to_string()]);
+    if item.message.is_some() {
+        options.given.push("message".into());
+    }
+    for edit in &item.edits {
+        match edit {
+            FieldEdit::Set { key, .. } | FieldEdit::Raw { key, .. } => {
+                options.given.push(key.clone());
+            }
+            FieldEdit::Unset(key) => options.cleared.push(key.clone()),
+            FieldEdit::AddTags(_) => options.given.push("tags".into()),
+            FieldEdit::AddAcceptance(_) => options.given.push("ac".into()),
+            FieldEdit::AddDependency(_) => options.given.push("dep".into()),
+            FieldEdit::RemoveTags(_) => {}
+        }
+    }
+    options
+}
+
+/// Runs duplicate detection for `title` under `governance.duplicate_detection_mode`.
+///
+/// # Errors
+/// `likely_duplicate` under strict mode without `allow_duplicate`; bad threshold or limit;
+/// the scan's I/O errors.
+fn duplicate_warnings(
+    ctx: &MutationContext,
+    title: &str,
+    allow_duplicate: bool,
+) -> Result<Vec<String>> {
+    let governance = ctx.settings.governance();
+    let mode = DuplicateMode::from_setting(&governance.duplicate_detection_mode);
+    if mode == DuplicateMode::Off {
+        return Ok(Vec::new());
+    }
+    let matches = governance::find_similar(
+        ctx.tracker,
+        ctx.schema,
+        title,
+        governance.duplicate_detection_threshold,
+        governance.duplicate_detection_limit,
+    )?;
+    governance::decide(mode, allow_duplicate, matches)
 }

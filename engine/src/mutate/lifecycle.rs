@@ -1,4 +1,5 @@
-//! Lifecycle transitions: `close` (reason, `closed_at`, `completed_at`, assignee dropped),
+//! Lifecycle transitions: `close` (reason, inline closure fields, close validation,
+//! `closed_at`, `completed_at`, assignee dropped),
 //! `reopen` (recurrence context), `claim` and `release` (assignee and claim principal).
 
 use serde_json::{Map, Value, json};
@@ -6,24 +7,71 @@ use serde_json::{Map, Value, json};
 use super::MutationContext;
 use super::protocol::{EntryExtras, Mutation, lock_existing};
 use crate::error::{Error, LifecycleConflict, Result};
+use crate::governance::{CloseValidation, check_close};
 
-/// Closes an item with a reason (`pm close <id> <reason>`).
-///
-/// Sets the close status, `closed_at = now`, `completed_at = now` unless already set, and
-/// `close_reason`; drops `assignee` but keeps `claim_principal`; a Plan also gets
-/// `plan_mode: completed`.
+/// What `pm close` asks for besides the id.
+#[derive(Clone, Debug, Default)]
+pub struct CloseRequest {
+    /// The reason as typed (positional, `--reason` or `--close-reason`; may be empty).
+    pub reason: String,
+    /// `--message`.
+    pub message: Option<String>,
+    /// `--resolution`, set inline in the same write.
+    pub resolution: Option<String>,
+    /// `--expected-result`, set inline.
+    pub expected_result: Option<String>,
+    /// `--actual-result`, set inline.
+    pub actual_result: Option<String>,
+    /// `--validate-close [mode]` as typed (`Some("")` for the bare flag; `None`:
+    /// `governance.close_validation_default`).
+    pub validate_close: Option<String>,
+}
+
+/// Closes an item with a reason (`pm close <id> <reason>`); see [`close_item`].
 ///
 /// # Errors
-/// `item_already_closed` (exit 4) for an item in a terminal status, `invalid_argument_value`
-/// for an empty reason when governance requires one, ownership, lock, revision and I/O errors.
+/// As [`close_item`].
 pub fn close(
     ctx: &MutationContext,
     raw_id: &str,
     reason: &str,
     message: Option<String>,
 ) -> Result<Mutation> {
-    let reason = reason.trim();
-    if reason.is_empty() && ctx.settings.governance().require_close_reason {
+    let request = CloseRequest {
+        reason: reason.to_string(),
+        message,
+        ..CloseRequest::default()
+    };
+    close_item(ctx, raw_id, &request)
+}
+
+/// Closes an item (`pm close`).
+///
+/// The close reason is the first non-blank of the reason, `--resolution` and `--message`
+/// (pm's precedence). Inline `--resolution`/`--expected-result`/`--actual-result` values
+/// (trimmed, blank ignored) are written first, then close validation checks the closure
+/// fields: `warn` adds `close_validation_missing_fields:<id>:<fields>` to `receipt_warnings`,
+/// `strict` refuses. Sets the close status, `closed_at = now`, `completed_at = now` unless
+/// already set, and `close_reason`; drops `assignee` but keeps `claim_principal`; a Plan also
+/// gets `plan_mode: completed`.
+///
+/// # Errors
+/// `item_already_closed` (exit 4) for an item in a terminal status, `invalid_argument_value`
+/// for an empty reason when governance requires one or a bad `--validate-close` mode,
+/// `close_validation_missing_fields` (exit 2), ownership, lock, revision and I/O errors.
+pub fn close_item(ctx: &MutationContext, raw_id: &str, request: &CloseRequest) -> Result<Mutation> {
+    let governance = ctx.settings.governance();
+    let reason = [
+        Some(request.reason.as_str()),
+        request.resolution.as_deref(),
+        request.message.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    .map(str::trim)
+    .find(|r| !r.is_empty())
+    .unwrap_or_default();
+    if reason.is_empty() && governance.require_close_reason {
         return Err(Error::InvalidArgument {
             field: "reason".into(),
             value: String::new(),
@@ -31,6 +79,10 @@ pub fn close(
             allowed: Vec::new(),
         });
     }
+    let validation = CloseValidation::resolve(
+        request.validate_close.as_deref(),
+        CloseValidation::from_setting(&governance.close_validation_default),
+    )?;
     let mut locked = lock_existing(ctx, raw_id)?;
     let status = locked
         .before
@@ -49,6 +101,17 @@ pub fn close(
     let now = locked.now.clone();
     let mut doc = locked.draft();
     let meta = &mut doc.metadata;
+    let inline = [
+        ("resolution", &request.resolution),
+        ("expected_result", &request.expected_result),
+        ("actual_result", &request.actual_result),
+    ];
+    for (key, value) in inline {
+        if let Some(value) = value.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+            meta.insert(key.into(), json!(value));
+        }
+    }
+    let warnings = check_close(&locked.id, meta, validation)?;
     meta.insert("status".into(), json!(ctx.schema.statuses.close_status()));
     meta.insert("closed_at".into(), json!(now));
     if !meta.contains_key("completed_at") {
@@ -61,14 +124,16 @@ pub fn close(
     if meta.get("type").and_then(Value::as_str) == Some("Plan") {
         meta.insert("plan_mode".into(), json!("completed"));
     }
-    locked.commit(
+    let mut closed = locked.commit(
         "close",
         doc,
         EntryExtras {
-            message,
+            message: request.message.clone(),
             ..EntryExtras::default()
         },
-    )
+    )?;
+    closed.receipt_warnings.extend(warnings);
+    Ok(closed)
 }
 
 /// Reopens a closed or canceled item (`pm item reopen <id> <reason>`).

@@ -21,7 +21,7 @@ pub use annotate::{
 };
 pub use create::{NewItem, create};
 pub use expect::{ExpectedRevision, changes_since};
-pub use lifecycle::{claim, close, release, reopen};
+pub use lifecycle::{CloseRequest, claim, close, close_item, release, reopen};
 pub use linked_tests::{LinkedTest, tests_add, tests_remove};
 pub use protocol::{Mutation, read_item};
 pub use reconcile::{DriftKind, Reconcile};

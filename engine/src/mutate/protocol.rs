@@ -48,6 +48,9 @@ pub struct Mutation {
     pub commit: Commit,
     /// Advisory warnings (`warning:<code>:…` tokens without the prefix).
     pub warnings: Vec<String>,
+    /// Warnings pm lists in the mutation result itself (the receipt's `warnings`): governance
+    /// findings such as `likely_duplicates:<ids>` or `close_validation_missing_fields:<id>:…`.
+    pub receipt_warnings: Vec<String>,
 }
 
 /// An item under its lock, read once with its stream; dropping it releases the lock.
@@ -380,6 +383,7 @@ impl Locked<'_, '_> {
             entry,
             commit,
             warnings: std::mem::take(&mut self.warnings),
+            receipt_warnings: Vec::new(),
         })
     }
 
