@@ -28,6 +28,13 @@ fn check<'a>(report: &'a Value, name: &str) -> Result<&'a Value, Box<dyn std::er
         .ok_or_else(|| format!("no {name} check in {report}").into())
 }
 
+/// Whether a report's `warnings` hold `token`.
+fn warns(report: &Value, token: &str) -> bool {
+    report["warnings"]
+        .as_array()
+        .is_some_and(|w| w.contains(&json!(token)))
+}
+
 #[test]
 fn validate_names_a_delete_killed_before_its_history_entry() -> TestResult {
     let t = two_tasks()?;
@@ -109,9 +116,7 @@ fn validate_fails_a_forged_after_hash() -> TestResult {
     let health: Value = run.json()?;
     assert_eq!(health["ok"], false);
     assert!(
-        health["warnings"]
-            .as_array()
-            .is_some_and(|w| w.contains(&json!("history_drift_chain_mismatch:pm-a001"))),
+        warns(&health, "history_drift_chain_mismatch:pm-a001"),
         "{health}"
     );
     Ok(())
@@ -160,9 +165,7 @@ fn a_type_folder_that_cannot_be_listed_fails_health_and_validate() -> TestResult
     let report: Value = run.json()?;
     assert_eq!(report["ok"], false);
     assert!(
-        report["warnings"]
-            .as_array()
-            .is_some_and(|w| w.contains(&json!("validate_storage_unreadable_item_folders:1"))),
+        warns(&report, "validate_storage_unreadable_item_folders:1"),
         "{report}"
     );
     let group = &check(&report, "storage_integrity")?["details"]["unreadable_item_folders"];

@@ -184,14 +184,14 @@ impl Tracker {
                 Ok(None) => continue,
                 Err(err @ Error::PathUnsafe { .. }) => {
                     out.notices.push(Notice::new(
-                        format!("item_list_directory_unsafe:{folder}"),
+                        format!("{FOLDER_UNSAFE_NOTICE}:{folder}"),
                         err.to_string(),
                     ));
                     continue;
                 }
                 Err(err) => {
                     out.notices.push(Notice::new(
-                        format!("item_list_directory_read_failed:{folder}"),
+                        format!("{FOLDER_READ_FAILED_NOTICE}:{folder}"),
                         format!("{}: {err}", dir.display()),
                     ));
                     continue;
@@ -314,6 +314,22 @@ impl Tracker {
         }
         Err(unreadable.unwrap_or(Error::ItemNotFound { id: first }))
     }
+}
+
+/// Notice code prefix of a type folder that is a symlink or not a directory
+/// (`item_list_directory_unsafe:<folder>`).
+pub const FOLDER_UNSAFE_NOTICE: &str = "item_list_directory_unsafe";
+
+/// Notice code prefix of a type folder that could not be listed
+/// (`item_list_directory_read_failed:<folder>`).
+pub const FOLDER_READ_FAILED_NOTICE: &str = "item_list_directory_read_failed";
+
+/// Returns the folder an unlistable-folder notice names, `None` for any other notice.
+pub fn unlisted_folder(notice: &Notice) -> Option<&str> {
+    let (prefix, folder) = notice.code.split_once(':')?;
+    [FOLDER_UNSAFE_NOTICE, FOLDER_READ_FAILED_NOTICE]
+        .contains(&prefix)
+        .then_some(folder)
 }
 
 /// What a `stat` says about a tracker path: there, absent, or there but forbidden.

@@ -223,13 +223,13 @@ impl Lister<'_> {
                 // The same notices as `Tracker::item_files`.
                 Err(e @ pm_engine::Error::PathUnsafe { .. }) if *is_items => {
                     self.unreadable_dirs.push(Notice::new(
-                        format!("item_list_directory_unsafe:{folder}"),
+                        format!("{}:{folder}", pm_engine::tracker::FOLDER_UNSAFE_NOTICE),
                         e.to_string(),
                     ));
                 }
                 Err(pm_engine::Error::Io { source, .. }) if *is_items => {
                     self.unreadable_dirs.push(Notice::new(
-                        format!("item_list_directory_read_failed:{folder}"),
+                        format!("{}:{folder}", pm_engine::tracker::FOLDER_READ_FAILED_NOTICE),
                         format!("{}: {source}", dir.display()),
                     ));
                 }

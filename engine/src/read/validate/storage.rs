@@ -112,10 +112,7 @@ fn unreadable_folders(scope: &Scope<'_>, linked: &[String]) -> Vec<Value> {
         .folder_notices
         .iter()
         .filter_map(|n| {
-            let folder = n
-                .code
-                .strip_prefix("item_list_directory_read_failed:")
-                .or_else(|| n.code.strip_prefix("item_list_directory_unsafe:"))?;
+            let folder = crate::tracker::unlisted_folder(n)?;
             (!linked.iter().any(|l| l == folder))
                 .then(|| (folder.to_string(), n.message.replace(&root, "")))
         })
