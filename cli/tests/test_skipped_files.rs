@@ -135,3 +135,85 @@ fn a_terminal_gets_one_warning_line_per_skipped_file() -> TestResult {
     assert_eq!(run.stderr, "");
     Ok(())
 }
+
+/// One read's envelope and the paths its duplicate notices name.
+type Answer = (Value, Vec<Value>);
+
+/// What every corpus read answers, without the keys that may differ between two runs on the
+/// same items (`now`, the context `window`, `source`, `notices`), and the paths of its duplicate notices.
+fn answers(t: &TestTracker, extra: &[&str]) -> Result<Vec<Answer>, Box<dyn std::error::Error>> {
+    let mut out = Vec::new();
+    for args in [
+        vec!["list", "--json"],
+        vec!["search", "twice", "--json"],
+        vec!["next", "--json"],
+        vec!["context", "--json"],
+    ] {
+        let args: Vec<&str> = extra.iter().copied().chain(args).collect();
+        let run = t.pm(&args)?;
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{args:?}");
+        let mut env: Value = run.json()?;
+        let dups = env["notices"]
+            .as_array()
+            .map(|n| {
+                n.iter()
+                    .filter(|n| n["error_code"] == "duplicate_item_id")
+                    .map(|n| n["path"].clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(env) = env.as_object_mut() {
+            for volatile in ["now", "window", "source", "notices"] {
+                env.remove(volatile);
+            }
+        }
+        out.push((env, dups));
+    }
+    Ok(out)
+}
+
+/// The `source` of `pm list --json`.
+fn list_source(t: &TestTracker, extra: &[&str]) -> Result<Value, Box<dyn std::error::Error>> {
+    let args: Vec<&str> = extra.iter().copied().chain(["list", "--json"]).collect();
+    let env: Value = t.pm(&args)?.json()?;
+    Ok(env["source"].clone())
+}
+
+#[test]
+fn an_id_stored_twice_is_answered_once_and_the_second_file_is_named() -> TestResult {
+    let t = TestTracker::new()?;
+    t.pm(&["init", "--defaults"])?;
+    let run = t.pm(&["create", "task", "Stored twice", "--id", "pm-d001"])?;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The index is built while the id is stored once; the copy then reaches it by upkeep.
+    let once = answers(&t, &[])?;
+    assert_eq!(list_source(&t, &[])?, "index");
+    assert!(once.iter().all(|(_, dups)| dups.is_empty()));
+    let copy = t.root().join("issues/pm-d001.toon");
+    std::fs::copy(t.root().join("tasks/pm-d001.toon"), &copy)?;
+    for extra in [&[][..], &["--no-index"][..]] {
+        let twice = answers(&t, extra)?;
+        for ((env, dups), (alone, _)) in twice.iter().zip(&once) {
+            // The same answer as with one file: the id is answered once.
+            assert_eq!(env, alone, "{extra:?}");
+            // `issues` comes before `tasks` in the registry: the tasks file is left out.
+            assert_eq!(dups, &[json!("tasks/pm-d001.toon")], "{extra:?}");
+        }
+        assert_eq!(list_source(&t, extra)?, "scan");
+    }
+    let listed: Value = t.pm(&["list", "--json"])?.json()?;
+    let fix = listed["notices"][0]["fix"].as_str().unwrap_or_default();
+    assert!(
+        fix.contains("issues/pm-d001.toon") && fix.contains("tasks/pm-d001.toon"),
+        "{listed}"
+    );
+    // A rebuilt projection knows it too.
+    assert_eq!(t.pm(&["reindex"])?.code, 0);
+    assert_eq!(list_source(&t, &[])?, "scan");
+    assert!(answers(&t, &[])?.iter().all(|(_, dups)| dups.len() == 1));
+    // Once the copy is gone the index answers again, with no notice.
+    std::fs::remove_file(&copy)?;
+    assert_eq!(answers(&t, &[])?, once);
+    assert_eq!(list_source(&t, &[])?, "index");
+    Ok(())
+}

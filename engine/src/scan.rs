@@ -52,6 +52,48 @@ impl UnreadableFile {
     }
 }
 
+/// An item file whose id an earlier item file already holds: reads answer the id once, from
+/// the first file in enumeration order (folders in registry order, files by name).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DuplicateFile {
+    /// The tracker-relative path of the file left out.
+    pub path: String,
+    /// The id both files hold.
+    pub id: String,
+    /// The tracker-relative path of the file reads answer from.
+    pub kept: String,
+}
+
+impl DuplicateFile {
+    /// The notice code of a duplicate file.
+    pub const NOTICE: &'static str = "item_duplicate";
+
+    /// Returns the notice reported for this file.
+    pub fn notice(&self) -> Notice {
+        Notice::new(
+            Self::NOTICE,
+            format!(
+                "{}: holds id {} (answered from {})",
+                self.path, self.id, self.kept
+            ),
+        )
+    }
+
+    /// Reads back a notice made by [`DuplicateFile::notice`] (`None` for any other notice).
+    pub fn from_notice(notice: &Notice) -> Option<DuplicateFile> {
+        if notice.code != Self::NOTICE {
+            return None;
+        }
+        let (path, rest) = notice.message.split_once(": holds id ")?;
+        let (id, kept) = rest.strip_suffix(')')?.rsplit_once(" (answered from ")?;
+        Some(DuplicateFile {
+            path: path.to_string(),
+            id: id.to_string(),
+            kept: kept.to_string(),
+        })
+    }
+}
+
 /// Every readable item of a tracker, plus what could not be read.
 #[derive(Clone, Debug, Default)]
 pub struct ScanOutcome {
@@ -64,6 +106,8 @@ pub struct ScanOutcome {
     pub unreadable_directories: usize,
     /// Notices from enumeration (unreadable folders).
     pub notices: Vec<Notice>,
+    /// Files left out by [`ScanOutcome::answer_each_id_once`], in enumeration order.
+    pub duplicates: Vec<DuplicateFile>,
 }
 
 /// Reads and parses one item file.
@@ -132,10 +176,37 @@ pub fn list(
     sort: &Sort,
     page: &Page,
 ) -> Result<Listing> {
-    Ok(scan(tracker, schema)?.list(query, sort, page))
+    Ok(scan(tracker, schema)?
+        .answer_each_id_once()
+        .list(query, sort, page))
 }
 
 impl ScanOutcome {
+    /// Keeps the first summary of every id (enumeration order) and records the others in
+    /// `duplicates`: what every read answers from. [`scan`] itself keeps every file, for the
+    /// checks that compare files one by one.
+    pub fn answer_each_id_once(mut self) -> Self {
+        let mut first: std::collections::HashMap<String, String> =
+            std::collections::HashMap::with_capacity(self.summaries.len());
+        let mut duplicates = Vec::new();
+        self.summaries.retain(|s| match first.entry(s.id.clone()) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(s.path.clone());
+                true
+            }
+            std::collections::hash_map::Entry::Occupied(kept) => {
+                duplicates.push(DuplicateFile {
+                    path: s.path.clone(),
+                    id: s.id.clone(),
+                    kept: kept.get().clone(),
+                });
+                false
+            }
+        });
+        self.duplicates.extend(duplicates);
+        self
+    }
+
     /// Returns the corpus relations (blockers, hierarchy edges).
     pub fn relations(&self) -> Relations {
         Relations::from_summaries(&self.summaries)
@@ -147,12 +218,13 @@ impl ScanOutcome {
     }
 
     /// Returns the notices every read from this scan reports: enumeration notices, then one per
-    /// unreadable file in path order.
+    /// unreadable file in path order, then one per duplicate file in enumeration order.
     pub fn read_notices(&self) -> Vec<Notice> {
         let mut bad: Vec<&UnreadableFile> = self.unreadable.iter().collect();
         bad.sort_by(|a, b| a.path.cmp(&b.path));
         let mut notices = self.notices.clone();
         notices.extend(bad.into_iter().map(UnreadableFile::notice));
+        notices.extend(self.duplicates.iter().map(DuplicateFile::notice));
         notices
     }
 
@@ -193,5 +265,24 @@ impl ScanOutcome {
                 .iter()
                 .filter(|s| query.matches(s, &relations)),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duplicate_notice_reads_back() {
+        let dup = DuplicateFile {
+            path: "tasks/pm-a (1).toon".into(),
+            id: "pm-a".into(),
+            kept: "issues/pm-a.toon".into(),
+        };
+        assert_eq!(DuplicateFile::from_notice(&dup.notice()), Some(dup));
+        assert_eq!(
+            DuplicateFile::from_notice(&Notice::new("item_unreadable", "x: y (z)")),
+            None
+        );
     }
 }

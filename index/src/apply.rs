@@ -4,6 +4,7 @@
 //! or rewritten one is re-projected whole. A failure marks the index stale, never the caller.
 
 use crate::digest::{DigestTotals, hash_bytes};
+use crate::duplicates;
 use crate::events::project_stream;
 use crate::freshness::Change;
 use crate::indexer::RACY_WINDOW_NS;
@@ -16,6 +17,7 @@ use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
 use rayon::prelude::*;
 use rusqlite::Connection;
+use std::collections::BTreeSet;
 
 /// What an apply did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,6 +42,7 @@ pub fn apply_changes(
 ) -> Result<ApplyReport, ApplyError> {
     let fs_now = lock.touch().map_err(ApplyError::Io)?;
     let ctx = ProjectContext::new(schema, fs_now - RACY_WINDOW_NS);
+    let paths: Vec<String> = changes.iter().map(|c| c.path().to_string()).collect();
     let mut old_rows = Vec::with_capacity(changes.len());
     for change in &changes {
         old_rows.push(source_row(conn, change.path()).map_err(ApplyError::Sql)?);
@@ -53,6 +56,7 @@ pub fn apply_changes(
         })
         .collect();
     let tx = conn.transaction().map_err(ApplyError::Sql)?;
+    let mut touched_ids = ids_at(&tx, &paths)?;
     let mut totals = DigestTotals::load(&tx).map_err(ApplyError::Sql)?;
     let mut report = ApplyReport::default();
     let mut writer = RowWriter::new(&tx).map_err(ApplyError::Sql)?;
@@ -73,10 +77,23 @@ pub fn apply_changes(
         }
     }
     drop(writer);
+    touched_ids.extend(ids_at(&tx, &paths)?);
+    duplicates::refresh(&tx, touched_ids.iter().map(String::as_str)).map_err(ApplyError::Sql)?;
     totals.store(&tx).map_err(ApplyError::Sql)?;
     set_meta(&tx, "stale", "0").map_err(ApplyError::Sql)?;
     tx.commit().map_err(ApplyError::Sql)?;
     Ok(report)
+}
+
+/// The ids of the item rows at `paths` (the ids an apply may make or unmake duplicates).
+fn ids_at(conn: &Connection, paths: &[String]) -> Result<BTreeSet<String>, ApplyError> {
+    let mut ids = BTreeSet::new();
+    for path in paths {
+        if let Some(id) = duplicates::id_at(conn, path).map_err(ApplyError::Sql)? {
+            ids.insert(id);
+        }
+    }
+    Ok(ids)
 }
 
 /// Why an apply failed.

@@ -220,6 +220,7 @@ fn write_database(
     for index in &event_indexes {
         tx.execute_batch(&index.sql)?;
     }
+    crate::duplicates::rebuild(&tx)?;
     set_meta(&tx, "app", APP_ID)?;
     set_meta(&tx, "projection_version", &PROJECTION_VERSION.to_string())?;
     set_meta(&tx, "fingerprint", &schema_fingerprint(schema))?;

@@ -15,6 +15,7 @@ mod backlog;
 mod connect;
 pub mod digest;
 pub mod dirsig;
+pub mod duplicates;
 pub mod events;
 pub mod folder_handles;
 pub mod folder_listings;
@@ -428,6 +429,8 @@ impl<'a> Index<'a> {
     pub fn text_match(&self, fts_query: &str, limit: usize) -> Option<Vec<String>> {
         let mut notices = Vec::new();
         match self.prepare(SweepScope::Items, &mut notices) {
+            // While an id is stored twice the scan answers (see `Index::answer`).
+            Path2::Index(conn) if duplicates::any(&conn).ok()? => None,
             Path2::Index(conn) => read::text_match(&conn, fts_query, limit).ok(),
             Path2::Scan => None,
         }
@@ -552,8 +555,10 @@ impl<'a> Index<'a> {
         Ok(report)
     }
 
+    /// The scan every read falls back to: each id answered once (see
+    /// [`ScanOutcome::answer_each_id_once`]).
     fn scan(&self) -> Result<ScanOutcome> {
-        scan::scan(&self.tracker, self.schema)
+        Ok(scan::scan(&self.tracker, self.schema)?.answer_each_id_once())
     }
 
     /// Returns the state of the projection for `pm health` without repairing anything.

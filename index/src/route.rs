@@ -8,7 +8,7 @@ use crate::dirsig::{self, FolderSigs, Freshness};
 use crate::freshness::{self, Recorded, Report};
 use crate::source::SweepScope;
 use crate::store::{self, Condition, WriterLock};
-use crate::{Index, Path2, apply, indexer, maintenance};
+use crate::{Index, Path2, apply, duplicates, indexer, maintenance};
 use pm_engine::notice::Notice;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -41,15 +41,22 @@ impl Index<'_> {
         notices: &mut Vec<Notice>,
         query: impl Fn(&Connection) -> rusqlite::Result<T>,
     ) -> Option<(T, Box<PooledConn>)> {
-        if let Some(answered) = self.trust_folders(scope, &query) {
-            return Some(answered);
+        // Item reads answer each id once; the projection holds every file, so while an id is
+        // stored twice the scan (which keeps the first file) answers instead.
+        let query = |conn: &Connection| match scope {
+            SweepScope::History => query(conn).map(Some),
+            SweepScope::Items | SweepScope::All if duplicates::any(conn)? => Ok(None),
+            SweepScope::Items | SweepScope::All => query(conn).map(Some),
+        };
+        if let Some((answer, conn)) = self.trust_folders(scope, &query) {
+            return answer.map(|a| (a, conn));
         }
-        if let Some(answered) = self.speculate(scope, &query) {
-            return Some(answered);
+        if let Some((answer, conn)) = self.speculate(scope, &query) {
+            return answer.map(|a| (a, conn));
         }
         if let Path2::Index(conn) = self.prepare(scope, notices) {
             match in_snapshot(&conn, &query) {
-                Ok(answer) => return Some((answer, conn)),
+                Ok(answer) => return answer.map(|a| (a, conn)),
                 Err(e) => self.failed_query(&e, notices),
             }
         }

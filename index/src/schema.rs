@@ -8,7 +8,7 @@ use rusqlite_migration::{M, Migrations};
 ///
 /// Bump it whenever `ItemSummary`, the typed columns, the events projection or the freshness
 /// bookkeeping change meaning: a mismatch deletes and rebuilds the index (never migrates it).
-pub const PROJECTION_VERSION: u32 = 10;
+pub const PROJECTION_VERSION: u32 = 11;
 
 /// The migrations, oldest first. Never edit one that has shipped; add a new file instead.
 pub fn migrations() -> Migrations<'static> {
@@ -21,6 +21,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0006_type_status_index.sql")),
         M::up(include_str!("../../migrations/0007_rank_columns.sql")),
         M::up(include_str!("../../migrations/0008_graph_lookup.sql")),
+        M::up(include_str!("../../migrations/0009_duplicate_ids.sql")),
     ])
 }
 

@@ -221,7 +221,7 @@ impl Index<'_> {
                 notices: data,
             });
         }
-        let outcome = scan::scan(&self.tracker, self.schema)?;
+        let outcome = self.scan()?;
         let candidates = outcome.select(query, &Sort::default_order());
         let (tracker, schema) = (&self.tracker, self.schema);
         let canon = CanonSchema::from_runtime(schema);

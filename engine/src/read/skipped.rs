@@ -1,11 +1,13 @@
-//! Item files a read skipped because they could not be read or parsed, as reads report them:
-//! the path, the line when the parser named one, the cause and the fix. Built from the
-//! `item_unreadable` notices the scan and the index both return (`UnreadableFile::notice`).
+//! Item files a read skipped, as reads report them: the path, the line when the parser named
+//! one, the cause and the fix. A file is skipped when it cannot be read or parsed (the
+//! `item_unreadable` notices the scan and the index both return, `UnreadableFile::notice`) or
+//! when an earlier file holds its id (`item_duplicate`, `DuplicateFile::notice`: reads answer
+//! each id once).
 
 use serde::Serialize;
 
 use crate::notice::Notice;
-use crate::scan::UnreadableFile;
+use crate::scan::{DuplicateFile, UnreadableFile};
 
 /// One skipped item file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -43,23 +45,45 @@ impl SkippedFile {
 pub fn skipped_files(notices: &[Notice]) -> Vec<SkippedFile> {
     notices
         .iter()
-        .filter_map(UnreadableFile::from_notice)
-        .map(|bad| {
-            let cause = strip_path(&bad.message, &bad.path);
-            SkippedFile {
-                code: "item_file_skipped",
-                line: line_of(&cause),
-                fix: format!(
-                    "repair {} or restore it from git; until then its item is missing from \
-                     every read (`pm validate` lists every such file)",
-                    bad.path
-                ),
-                path: bad.path,
-                cause,
-                error_code: bad.code,
-            }
+        .filter_map(|n| {
+            UnreadableFile::from_notice(n)
+                .map(unreadable)
+                .or_else(|| DuplicateFile::from_notice(n).map(duplicate))
         })
         .collect()
+}
+
+/// The report of a file that could not be read or parsed.
+fn unreadable(bad: UnreadableFile) -> SkippedFile {
+    let cause = strip_path(&bad.message, &bad.path);
+    SkippedFile {
+        code: "item_file_skipped",
+        line: line_of(&cause),
+        fix: format!(
+            "repair {} or restore it from git; until then its item is missing from every read \
+             (`pm validate` lists every such file)",
+            bad.path
+        ),
+        path: bad.path,
+        cause,
+        error_code: bad.code,
+    }
+}
+
+/// The report of a file whose id an earlier file holds.
+fn duplicate(dup: DuplicateFile) -> SkippedFile {
+    SkippedFile {
+        code: "item_file_skipped",
+        line: None,
+        cause: format!("holds id {}, which reads answer from {}", dup.id, dup.kept),
+        error_code: "duplicate_item_id".into(),
+        fix: format!(
+            "keep one of {} and {} and remove the other (`pm health` lists every id stored \
+             twice)",
+            dup.kept, dup.path
+        ),
+        path: dup.path,
+    }
 }
 
 /// Drops a leading `<absolute path ending in path>: ` from a reader's message.
