@@ -46,7 +46,7 @@ mod tests {
         crate::store::register_functions(&conn)?;
         apply(&mut conn)?;
         let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        assert_eq!(version, 8);
+        assert_eq!(version, 9);
         Ok(())
     }
 }
