@@ -1,6 +1,7 @@
-//! What error reports repeat of the command line (issue 21, item 7): credentials in argv are
-//! redacted in every echo (attempted command, normalized args, refused value, message, stderr),
-//! echoed values are cut at 200 characters, reads refuse `--expect-hash`.
+//! What outputs repeat of the command line (issue 21, item 7): credentials in argv are
+//! redacted in every echo (attempted command, normalized args, refused value, message, stderr,
+//! and a successful read's `filters` and `query`), echoed values are cut at 200 characters,
+//! reads refuse `--expect-hash`.
 
 use std::error::Error;
 
@@ -197,5 +198,40 @@ fn reads_refuse_expect_hash() -> TestResult {
     assert_eq!(run.code, 4, "{}", run.stderr);
     assert!(run.stdout.contains("\"item_revision_conflict\""));
     assert_eq!(std::fs::read(&item)?, before);
+    Ok(())
+}
+
+#[test]
+fn successful_reads_echo_their_arguments_redacted() -> TestResult {
+    let t = TestTracker::new()?;
+    t.pm(&["init", "--defaults"])?;
+    let query = format!("{URL} {GITHUB_TOKEN}");
+    for args in [
+        vec!["list", "--tag", URL],
+        vec!["list-open", "--assignee", URL],
+        vec!["search", &query],
+        vec!["next", "--tag", URL],
+        vec!["context", "--tag", URL],
+        vec!["aggregate", "--tag", URL],
+    ] {
+        for json in [true, false] {
+            let mut argv = args.clone();
+            if json {
+                argv.push("--json");
+            }
+            let run = t.pm(&argv)?;
+            assert_eq!(run.code, 0, "{argv:?}: {}", run.stderr);
+            assert!(
+                !run.stdout.contains(PASSWORD) && !run.stdout.contains(&GITHUB_TOKEN[4..]),
+                "{argv:?} leaked: {}",
+                run.stdout
+            );
+            assert!(
+                run.stdout.contains("https://[redacted]@host/x"),
+                "{argv:?} no echo: {}",
+                run.stdout
+            );
+        }
+    }
     Ok(())
 }

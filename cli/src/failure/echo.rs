@@ -1,6 +1,8 @@
-//! What an error report may repeat of the command line. Every echoed value (arguments, refused
-//! values, messages, hints) passes through here: credentials are redacted and each value is cut
-//! at [`MAX_ECHO_CHARS`] with a visible marker. These two rules live nowhere else.
+//! What an output may repeat of the command line. Every value an error report echoes
+//! (arguments, refused values, messages, hints) passes through here: credentials are redacted
+//! and each value is cut at [`MAX_ECHO_CHARS`] with a visible marker. A read's echo of its own
+//! arguments (`filters`, `query`) is redacted here too ([`redact_echo`]). These rules live
+//! nowhere else.
 
 /// The longest echoed value, in characters, before it is cut.
 pub const MAX_ECHO_CHARS: usize = 200;
@@ -80,6 +82,34 @@ fn bound_run(run: &str) -> String {
         bound(run, MAX_ECHO_CHARS)
     } else {
         run.to_owned()
+    }
+}
+
+/// The keys of a read envelope that repeat the command's arguments.
+const ECHO_KEYS: [&str; 2] = ["filters", "query"];
+
+/// Redacts every string under the envelope keys that repeat the command's arguments (a filter
+/// value or search query holding `https://user:secret@host` prints `https://[redacted]@host`;
+/// the read itself used the value as given).
+pub fn redact_echo(env: &mut serde_json::Map<String, serde_json::Value>) {
+    for key in ECHO_KEYS {
+        if let Some(value) = env.get_mut(key) {
+            redact_value(value);
+        }
+    }
+}
+
+fn redact_value(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(text) => {
+            let redacted = redact(text);
+            if redacted != *text {
+                *text = redacted;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_value),
+        serde_json::Value::Object(map) => map.values_mut().for_each(redact_value),
+        _ => {}
     }
 }
 

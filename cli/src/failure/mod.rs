@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use pm_engine::Error;
 use serde::Serialize;
 
-pub use echo::MAX_ECHO_CHARS;
+pub use echo::{MAX_ECHO_CHARS, redact_echo};
 pub use invocation::{Invocation, shell_quote};
 pub use usage::{ParseOutcome, from_clap};
 

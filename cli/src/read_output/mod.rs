@@ -142,6 +142,7 @@ pub fn finish_read(
     let surface = meta.surface;
     env.shift_remove("row_contract");
     attach_settings_warnings(&mut env, &request.settings_warnings);
+    crate::failure::redact_echo(&mut env);
     let mut contract = RowContract::derive(surface, &env);
     let derived = if env.contains_key("omission_receipt") {
         None

@@ -1,4 +1,5 @@
-//! The credential detectors of the mutation secret guard: pm-cli's rule set, defined once.
+//! The credential detectors of the mutation secret guard: pm-cli's rule set plus one of ours
+//! (`url_credentials`), defined once.
 //! A finding names its rule and the path of the text that matched, never the matched value.
 
 use std::sync::LazyLock;
@@ -27,6 +28,10 @@ pub enum SecretRule {
     /// assigned with `=` or `:` a value of 24 or more `[A-Za-z0-9+/=_-]` characters whose
     /// Shannon entropy is at least [`MIN_ASSIGNMENT_ENTROPY`] bits per character.
     HighEntropyAssignment,
+    /// Ours, not pm's: a URL whose userinfo holds a password (`scheme://user:pw@host`, the user
+    /// may be empty). A password that starts with `$`, `{` or `<` is a reference or a
+    /// placeholder (`${TOKEN}`, `<password>`), not a finding.
+    UrlCredentials,
 }
 
 /// The least entropy (bits per character) of a `high_entropy_assignment` value: pm's 3.5, so
@@ -38,14 +43,15 @@ pub const MIN_ASSIGNMENT_ENTROPY: f64 = 3.5;
 const JS_SPACE: &str = r"[\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]";
 
 impl SecretRule {
-    /// Every rule, in the order pm checks them on each text.
-    pub const ALL: [SecretRule; 6] = [
+    /// Every rule, in the order pm checks them on each text (ours last).
+    pub const ALL: [SecretRule; 7] = [
         SecretRule::GithubToken,
         SecretRule::PrivateKey,
         SecretRule::AwsAccessKey,
         SecretRule::NpmToken,
         SecretRule::SlackToken,
         SecretRule::HighEntropyAssignment,
+        SecretRule::UrlCredentials,
     ];
 
     /// Returns the rule's stable name (as printed in `rules=`).
@@ -57,6 +63,7 @@ impl SecretRule {
             SecretRule::NpmToken => "npm_token",
             SecretRule::SlackToken => "slack_token",
             SecretRule::HighEntropyAssignment => "high_entropy_assignment",
+            SecretRule::UrlCredentials => "url_credentials",
         }
     }
 
@@ -75,6 +82,9 @@ impl SecretRule {
             SecretRule::HighEntropyAssignment => format!(
                 r#"(?-u:\b)(?i-u:token|secret|password|passwd|api[_-]?key){JS_SPACE}*[:=]{JS_SPACE}*["']?([A-Za-z0-9+/=_-]{{24,}})"#
             ),
+            SecretRule::UrlCredentials => {
+                r"(?i-u:\b[a-z][a-z0-9+.-]*)://[^\s/?#@:]*:[^\s/?#@${<][^\s/?#@]*@".into()
+            }
         }
     }
 

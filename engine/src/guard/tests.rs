@@ -213,11 +213,30 @@ fn high_entropy_assignment() {
 }
 
 #[test]
-fn credential_urls_fire_only_through_a_token_shape() {
-    // pm has no userinfo rule: a URL with a plain password is not a finding …
-    assert!(rules_in("clone https://user:secret@host/repo.git").is_empty());
-    assert!(rules_in("postgres://app:hunter2@db:5432/x").is_empty());
-    // … but a token in the password position is, by the token's own rule.
+fn url_credentials() {
+    let pw = join(&["hun", "ter2"]);
+    assert_fires(
+        SecretRule::UrlCredentials,
+        &[
+            format!("clone https://user:{pw}@host/repo.git"),
+            format!("postgres://app:{pw}@db:5432/x"),
+            format!("REDIS_URL=redis://:{pw}@cache:6379"),
+            format!("HTTPS://USER:{pw}@HOST"),
+        ],
+    );
+    assert_silent(
+        SecretRule::UrlCredentials,
+        &[
+            "https://user@host/repo.git".into(),
+            "git@github.com:o/r.git".into(),
+            "https://host/a:b@c".into(),
+            "https://user:${TOKEN}@host".into(),
+            "postgres://app:<password>@db/x".into(),
+            "https://user:@host".into(),
+            "mailto:a@b.example".into(),
+        ],
+    );
+    // A token in the password position fires both rules.
     let url = join(&[
         "https://x-access-token:",
         "gh",
@@ -225,7 +244,7 @@ fn credential_urls_fire_only_through_a_token_shape() {
         &"9".repeat(30),
         "@github.com/o/r",
     ]);
-    assert_eq!(rules_in(&url), ["github_token"]);
+    assert_eq!(rules_in(&url), ["github_token", "url_credentials"]);
 }
 
 #[test]
