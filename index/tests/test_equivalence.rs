@@ -269,9 +269,16 @@ fn tracker_gen() -> impl Strategy<Value = TrackerGen> {
 
 fn write_tracker(g: &TrackerGen) -> Result<Fixture, Box<dyn std::error::Error>> {
     let f = Fixture::new()?;
+    let mut ids = std::collections::HashSet::new();
     for it in &g.items {
+        let meta = metadata(it);
+        // One file per id: while an id is stored twice the scan answers every item read
+        // (the index defers to it), so such trackers compare nothing here.
+        if !ids.insert(meta["id"].to_string()) {
+            continue;
+        }
         let body = if it.content.0 { "Some body text" } else { "" };
-        f.write_item(FOLDERS[it.folder].0, metadata(it), body)?;
+        f.write_item(FOLDERS[it.folder].0, meta, body)?;
         let lines: Vec<Value> = it
             .history
             .iter()

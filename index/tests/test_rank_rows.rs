@@ -220,6 +220,10 @@ proptest! {
     ) {
         let schema: RuntimeSchema = schema();
         let fail = |e: Box<dyn std::error::Error>| TestCaseError::fail(e.to_string());
+        // One file per id: while an id is stored twice the scan answers every item read (the
+        // index defers to it), so such trackers compare nothing here.
+        let mut ids = std::collections::HashSet::new();
+        let items: Vec<Gen> = items.into_iter().filter(|g| ids.insert(g.id)).collect();
         let f = write(&items).map_err(fail)?;
         let scan = f.scan_index(&schema);
         let filtered = Query {
