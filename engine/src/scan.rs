@@ -16,6 +16,8 @@ use crate::summary::{ItemSummary, relative_path};
 use crate::tracker::{ItemFileRef, Tracker};
 use rayon::prelude::*;
 use serde::Serialize;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// An item file that could not be read or parsed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -186,15 +188,14 @@ impl ScanOutcome {
     /// `duplicates`: what every read answers from. [`scan`] itself keeps every file, for the
     /// checks that compare files one by one.
     pub fn answer_each_id_once(mut self) -> Self {
-        let mut first: std::collections::HashMap<String, String> =
-            std::collections::HashMap::with_capacity(self.summaries.len());
+        let mut first: HashMap<String, String> = HashMap::with_capacity(self.summaries.len());
         let mut duplicates = Vec::new();
         self.summaries.retain(|s| match first.entry(s.id.clone()) {
-            std::collections::hash_map::Entry::Vacant(slot) => {
+            Entry::Vacant(slot) => {
                 slot.insert(s.path.clone());
                 true
             }
-            std::collections::hash_map::Entry::Occupied(kept) => {
+            Entry::Occupied(kept) => {
                 duplicates.push(DuplicateFile {
                     path: s.path.clone(),
                     id: s.id.clone(),

@@ -101,12 +101,7 @@ pub fn redact_echo(env: &mut serde_json::Map<String, serde_json::Value>) {
 
 fn redact_value(value: &mut serde_json::Value) {
     match value {
-        serde_json::Value::String(text) => {
-            let redacted = redact(text);
-            if redacted != *text {
-                *text = redacted;
-            }
-        }
+        serde_json::Value::String(text) => *text = redact(text),
         serde_json::Value::Array(items) => items.iter_mut().for_each(redact_value),
         serde_json::Value::Object(map) => map.values_mut().for_each(redact_value),
         _ => {}
