@@ -30,12 +30,6 @@ pub(crate) const WRITEBACK_EVERY: usize = 64;
 /// Page size of a new database (bytes): larger pages mean fewer B-tree pages to allocate,
 /// balance and write during the bulk load, and fewer reads when the indexes are built.
 const BUILD_PAGE_SIZE: i64 = 16_384;
-/// FTS5 pending-data limit during a full build (bytes).
-const BUILD_FTS_HASH: usize = 2 * 1024 * 1024;
-/// FTS5's default pending-data limit, restored for incremental upkeep.
-const DEFAULT_FTS_HASH: usize = 1024 * 1024;
-/// FTS5's default `automerge` (segments merged per level), restored for incremental upkeep.
-const DEFAULT_FTS_AUTOMERGE: u32 = 4;
 /// Files whose ctime lies this close before the build start are racily clean (ns).
 pub const RACY_WINDOW_NS: i64 = 1_000_000_000;
 
@@ -142,16 +136,6 @@ fn write_database(
         events: 0,
     };
     let tx = conn.transaction()?;
-    // FTS5 flushes its pending terms as a new segment whenever they exceed `hashsize`, and
-    // merges segments as they pile up: a larger buffer during the bulk load means fewer
-    // segments, and with incremental merging off (`automerge` 0) a level is merged only when it
-    // fills up (`crisismerge`), so each segment is rewritten less often. The search answers do
-    // not depend on how the terms are split into segments. The defaults are restored before
-    // commit, for later upkeep.
-    tx.execute_batch(&format!(
-        "INSERT INTO item_search (item_search, rank) VALUES ('hashsize', {BUILD_FTS_HASH});
-         INSERT INTO item_search (item_search, rank) VALUES ('automerge', 0);"
-    ))?;
     let mut totals = DigestTotals::default();
     let (item_indexes, event_indexes): (Vec<_>, Vec<_>) =
         deferred.into_iter().partition(|d| d.table != "events");
@@ -213,10 +197,6 @@ fn write_database(
     })?;
     drop(load);
     writeback.kick();
-    tx.execute_batch(&format!(
-        "INSERT INTO item_search (item_search, rank) VALUES ('hashsize', {DEFAULT_FTS_HASH});
-         INSERT INTO item_search (item_search, rank) VALUES ('automerge', {DEFAULT_FTS_AUTOMERGE});"
-    ))?;
     for index in &event_indexes {
         tx.execute_batch(&index.sql)?;
     }

@@ -423,19 +423,6 @@ impl<'a> Index<'a> {
         Ok((children, outcome.summaries.len()))
     }
 
-    /// Returns the ids whose title, description, tags, body or annotations match an FTS5
-    /// `MATCH` expression, best first; `None` when the index cannot answer (there is no scan
-    /// equivalent: callers fall back to their own scoring over [`Index::summaries`]).
-    pub fn text_match(&self, fts_query: &str, limit: usize) -> Option<Vec<String>> {
-        let mut notices = Vec::new();
-        match self.prepare(SweepScope::Items, &mut notices) {
-            // While an id is stored twice the scan answers (see `Index::answer`).
-            Path2::Index(conn) if duplicates::any(&conn).ok()? => None,
-            Path2::Index(conn) => read::text_match(&conn, fts_query, limit).ok(),
-            Path2::Scan => None,
-        }
-    }
-
     /// Answers an events query (history entries in `(ts, stream, position)` order). Only the
     /// history streams are checked for freshness: no event row depends on an item file.
     ///

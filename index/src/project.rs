@@ -36,8 +36,6 @@ pub struct ItemRecord {
     /// The summary's typed columns. Its `light` map is left empty: `light_json` holds it, and
     /// freeing it where it was built spares the single writer thread.
     pub summary: ItemSummary,
-    /// The `description` of the light metadata (the full-text column), empty when absent.
-    pub description: String,
     /// The body.
     pub body: String,
     /// The heavy collections as compact JSON, when any is present.
@@ -46,8 +44,6 @@ pub struct ItemRecord {
     pub files: Vec<LinkRow>,
     /// `docs[]`.
     pub docs: Vec<LinkRow>,
-    /// Comment, note and learning texts, for full-text search.
-    pub annotations: String,
     /// The summary's light metadata as compact JSON (`items.light_json`), serialized by the
     /// parallel parsers rather than the single writer.
     pub light_json: String,
@@ -59,8 +55,6 @@ pub struct ItemRecord {
     pub search: Vec<u8>,
     /// The lowercased tag keys (`item_tags`), one per tag.
     pub tag_keys: Vec<String>,
-    /// The tags joined by spaces (the full-text `tags` column).
-    pub tags_text: String,
     /// The compact JSON match values of each custom field (`item_fields`), by key.
     pub field_values: Vec<(String, Vec<String>)>,
 }
@@ -253,21 +247,6 @@ pub fn item_record(
             })
             .unwrap_or_default()
     };
-    let mut annotations = String::new();
-    for key in ["comments", "notes", "learnings"] {
-        for entry in doc
-            .metadata
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(t) = entry.get("text").and_then(Value::as_str) {
-                annotations.push_str(t);
-                annotations.push('\n');
-            }
-        }
-    }
     let files = links("files");
     let docs = links("docs");
     let search = crate::search::encode(&SearchText::of(&doc));
@@ -279,16 +258,10 @@ pub fn item_record(
     let mut summary = summary;
     let light = std::mem::take(&mut summary.light);
     ItemRecord {
-        description: light
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
         light_json: compact_object(&light),
         rank_order: light_order(&light),
         has_schedule: light_has_schedule(&light),
         tag_keys: summary.tags.iter().map(|t| tag_key(t)).collect(),
-        tags_text: summary.tags.join(" "),
         field_values: summary
             .fields
             .iter()
@@ -299,7 +272,6 @@ pub fn item_record(
         heavy: (!heavy.is_empty()).then(|| to_compact(&Value::Object(heavy))),
         files,
         docs,
-        annotations,
         search,
     }
 }

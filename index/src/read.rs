@@ -528,24 +528,3 @@ pub fn documents(
         })
         .collect()
 }
-
-/// Returns the ids of items whose text matches an FTS5 query (`MATCH` syntax), best first
-/// (bm25), at most `limit`. An accelerator for similarity lookups; it has no scan equivalent.
-///
-/// # Errors
-/// SQLite failures, including FTS5 syntax errors in `fts_query`.
-pub fn text_match(
-    conn: &Connection,
-    fts_query: &str,
-    limit: usize,
-) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT i.id FROM item_search s JOIN items i ON i.item_key = s.rowid
-         WHERE item_search MATCH ?1 ORDER BY bm25(item_search), i.path LIMIT ?2",
-    )?;
-    stmt.query_map(
-        rusqlite::params![fts_query, i64::try_from(limit).unwrap_or(i64::MAX)],
-        |r| r.get(0),
-    )?
-    .collect()
-}

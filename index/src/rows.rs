@@ -88,7 +88,6 @@ pub struct RowWriter<'c> {
     files: Statement<'c>,
     docs: Statement<'c>,
     content: Statement<'c>,
-    search: Statement<'c>,
     text: Statement<'c>,
     sources: Statement<'c>,
     events: Statement<'c>,
@@ -140,10 +139,6 @@ impl<'c> RowWriter<'c> {
             docs: link("item_docs")?,
             content: conn.prepare(
                 "INSERT INTO item_content (item_key, body, heavy_json) VALUES (?1, ?2, ?3)",
-            )?,
-            search: conn.prepare(
-                "INSERT INTO item_search (rowid, title, description, tags, body, annotations)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?,
             text: conn.prepare(crate::search::INSERT_TEXT)?,
             sources: conn.prepare(UPSERT_SOURCE)?,
@@ -267,14 +262,6 @@ impl<'c> RowWriter<'c> {
         }
         self.content
             .execute(params![key, record.body, record.heavy])?;
-        self.search.execute(params![
-            key,
-            s.title,
-            record.description,
-            record.tags_text,
-            record.body,
-            record.annotations,
-        ])?;
         self.text.execute(params![key, record.search])?;
         Ok(key)
     }
@@ -340,8 +327,6 @@ fn delete_item(conn: &Connection, key: i64) -> rusqlite::Result<()> {
         conn.prepare_cached(&format!("DELETE FROM {table} WHERE item_key = ?1"))?
             .execute([key])?;
     }
-    conn.prepare_cached("DELETE FROM item_search WHERE rowid = ?1")?
-        .execute([key])?;
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use rusqlite_migration::{M, Migrations};
 ///
 /// Bump it whenever `ItemSummary`, the typed columns, the events projection or the freshness
 /// bookkeeping change meaning: a mismatch deletes and rebuilds the index (never migrates it).
-pub const PROJECTION_VERSION: u32 = 11;
+pub const PROJECTION_VERSION: u32 = 12;
 
 /// The migrations, oldest first. Never edit one that has shipped; add a new file instead.
 pub fn migrations() -> Migrations<'static> {
@@ -22,6 +22,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("../../migrations/0007_rank_columns.sql")),
         M::up(include_str!("../../migrations/0008_graph_lookup.sql")),
         M::up(include_str!("../../migrations/0009_duplicate_ids.sql")),
+        M::up(include_str!("../../migrations/0010_drop_item_search.sql")),
     ])
 }
 
@@ -46,7 +47,7 @@ mod tests {
         crate::store::register_functions(&conn)?;
         apply(&mut conn)?;
         let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        assert_eq!(version, 9);
+        assert_eq!(version, 10);
         Ok(())
     }
 }
