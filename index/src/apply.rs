@@ -3,7 +3,7 @@
 //! stream whose projected prefix is unchanged is projected from its old length onward; a shrunk
 //! or rewritten one is re-projected whole. A failure marks the index stale, never the caller.
 
-use crate::digest::{DigestTotals, hash_bytes};
+use crate::digest::{DigestTotals, content_id};
 use crate::duplicates;
 use crate::events::project_stream;
 use crate::freshness::Change;
@@ -137,7 +137,7 @@ fn project_update(
     let from = u64::try_from(old.projected_len.unwrap_or(0)).unwrap_or(0);
     let prefix_intact = from > 0
         && (bytes.len() as u64) >= from
-        && old.prefix_hash == Some(hash_bytes(&bytes[..from as usize]));
+        && old.prefix_hash == Some(content_id(&bytes[..from as usize]));
     if !prefix_intact {
         return (project(file, ctx), false);
     }
@@ -146,7 +146,7 @@ fn project_update(
     let append = stream.error.is_none();
     let projected = Projected {
         racy: sig.ctime_ns >= ctx.racy_from_ns,
-        content_hash: hash_bytes(&bytes),
+        content_hash: content_id(&bytes),
         sig,
         projection: Projection::History(stream),
         file,

@@ -1,94 +1,56 @@
-//! A small, fast, deterministic 64-bit hash for freshness bookkeeping: file signatures, the
-//! order-independent digests of the sources (stored in `meta`), and content hashes of
-//! racily-clean files. Not cryptographic; a collision can only make pm re-read a file it did not
-//! need to.
+//! Hashes for freshness bookkeeping. Two kinds, never mixed:
+//!
+//! * **Content identity** ([`content_id`], BLAKE3 truncated to 64 bits): the content hash of a
+//!   racily-clean file and the prefix hash of a history stream. A collision here would hide an
+//!   edit, so it is a cryptographic hash.
+//! * **Signature digests** ([`signature`], [`name_hash`], xxh3): hashes of stat signatures and
+//!   names, summed into the order-independent digests stored in `meta`. A collision can only
+//!   make pm re-check a file it did not need to.
+//!
+//! Both are ours (pm's own hashes are SHA-256 and live in the engine); changing either changes
+//! stored values, so it bumps `PROJECTION_VERSION`.
+
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 use crate::rows::set_meta;
 use crate::source::{ALL_KEYS, ITEM_KEYS, SourceKind};
 use crate::store::meta;
 use rusqlite::Connection;
 
-/// Multiplier of the word mixer (the 64-bit golden-ratio odd constant).
-const K: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// Returns the hash of `bytes`.
-pub fn hash_bytes(bytes: &[u8]) -> u64 {
-    let mut h = Hasher64::new();
-    h.write(bytes);
-    h.finish()
+/// Returns the content identity of `bytes`: the first 8 bytes of their BLAKE3 hash.
+pub fn content_id(bytes: &[u8]) -> u64 {
+    let hash = blake3::hash(bytes);
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&hash.as_bytes()[..8]);
+    u64::from_le_bytes(word)
 }
 
-/// Returns the content hash of a source: its bytes' hash, or for a symlink (never read: its
-/// reads are refused) the hash of where it points, so a link retargeted within the same clock
-/// tick is still seen; `None` when neither can be read.
+/// Returns the content hash of a source: its bytes' [`content_id`], or for a symlink (never
+/// read: its reads are refused) the identity of where it points, so a link retargeted within
+/// the same clock tick is still seen; `None` when neither can be read.
 pub fn content_hash(path: &std::path::Path) -> Option<u64> {
     match pm_engine::confine::leaf::read_file(path) {
-        Ok(Some(bytes)) => Some(hash_bytes(&bytes)),
+        Ok(Some(bytes)) => Some(content_id(&bytes)),
         Err(pm_engine::Error::PathUnsafe { .. }) => std::fs::read_link(path)
             .ok()
-            .map(|target| hash_bytes(target.as_os_str().as_encoded_bytes())),
+            .map(|target| content_id(target.as_os_str().as_encoded_bytes())),
         _ => None,
     }
 }
 
-/// An incremental hasher over 8-byte words.
-#[derive(Clone, Copy, Debug)]
-pub struct Hasher64 {
-    state: u64,
-    len: u64,
+/// Returns the signature digest of a name.
+pub fn name_hash(bytes: &[u8]) -> u64 {
+    xxh3_64(bytes)
 }
 
-impl Default for Hasher64 {
-    fn default() -> Self {
-        Hasher64::new()
+/// Returns the signature digest of a name and up to four numbers (a file's path and its stat
+/// signature, say): the numbers seed the hash of the name, so neither allocates.
+pub fn signature(bytes: &[u8], numbers: &[u64]) -> u64 {
+    let mut words = [0u8; 32];
+    for (slot, n) in words.chunks_exact_mut(8).zip(numbers.iter().take(4)) {
+        slot.copy_from_slice(&n.to_le_bytes());
     }
-}
-
-impl Hasher64 {
-    /// Returns a fresh hasher.
-    pub fn new() -> Hasher64 {
-        Hasher64 {
-            state: 0x243F_6A88_85A3_08D3,
-            len: 0,
-        }
-    }
-
-    fn mix(&mut self, word: u64) {
-        self.state = (self.state ^ word).rotate_left(29).wrapping_mul(K) ^ (self.state >> 31);
-    }
-
-    /// Adds bytes.
-    pub fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.mix(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.mix(u64::from_le_bytes(word) ^ 0xFF);
-        }
-        self.len = self.len.wrapping_add(bytes.len() as u64);
-    }
-
-    /// Adds a number.
-    pub fn write_u64(&mut self, n: u64) {
-        self.mix(n);
-        self.len = self.len.wrapping_add(8);
-    }
-
-    /// Returns the hash (finalized with the length and an avalanche step).
-    pub fn finish(&self) -> u64 {
-        let mut x = self.state ^ self.len.wrapping_mul(K);
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
-        x ^ (x >> 33)
-    }
+    xxh3_64_with_seed(bytes, xxh3_64(&words[..8 * numbers.len().min(4)]))
 }
 
 /// The stored order-independent digests: the wrapping sum of [`crate::source::Sig::contribution`]
@@ -175,11 +137,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hash_is_deterministic_and_length_sensitive() {
-        assert_eq!(hash_bytes(b"abc"), hash_bytes(b"abc"));
-        assert_ne!(hash_bytes(b"abc"), hash_bytes(b"abd"));
-        assert_ne!(hash_bytes(b""), hash_bytes(b"\0"));
-        assert_ne!(hash_bytes(b"12345678"), hash_bytes(b"12345678\0"));
+    fn hashes_are_deterministic_and_length_sensitive() {
+        assert_eq!(content_id(b"abc"), content_id(b"abc"));
+        assert_ne!(content_id(b"abc"), content_id(b"abd"));
+        assert_ne!(content_id(b""), content_id(b"\0"));
+        assert_ne!(content_id(b"12345678"), content_id(b"12345678\0"));
+        // The identity is BLAKE3's: its published hash of the empty input starts af1349b9.
+        assert_eq!(content_id(b"").to_le_bytes()[..4], [0xaf, 0x13, 0x49, 0xb9]);
+        assert_eq!(signature(b"a", &[1, 2]), signature(b"a", &[1, 2]));
+        assert_ne!(signature(b"a", &[1, 2]), signature(b"a", &[2, 1]));
+        assert_ne!(signature(b"a", &[1]), signature(b"a", &[1, 0]));
+        assert_ne!(name_hash(b"tasks"), name_hash(b"task"));
         assert_eq!(from_sql(to_sql(u64::MAX)), u64::MAX);
     }
 }

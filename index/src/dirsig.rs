@@ -6,7 +6,7 @@
 //! atomic write (pm's, pm-cli's, git's checkout) — but not when a file is rewritten in place or
 //! appended to. That is what this mode can miss; it is off unless asked for.
 
-use crate::digest::Hasher64;
+use crate::digest::name_hash;
 use crate::source::{Sig, SweepScope};
 use crate::store::IndexPaths;
 use pm_engine::schema::RuntimeSchema;
@@ -85,9 +85,7 @@ pub fn take(
                 digest = digest.wrapping_add(sig.contribution(&rel));
             }
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                let mut h = Hasher64::new();
-                h.write(rel.as_bytes());
-                digest = digest.wrapping_add(h.finish());
+                digest = digest.wrapping_add(name_hash(rel.as_bytes()));
             }
             Err(_) => return None,
         }

@@ -3,7 +3,7 @@
 //! the event query (since a cursor or a timestamp, filters, limit ≤ 1,000) and its scan
 //! equivalent. Order is `(ts, stream, position)`, byte-wise.
 
-use crate::digest::hash_bytes;
+use crate::digest::content_id;
 use crate::source::SourceFile;
 use pm_engine::history::{parse_stream, parse_stream_heads};
 use pm_engine::notice::Notice;
@@ -130,7 +130,7 @@ pub fn project_stream(
             entry_count: from_count + events.len() as i64,
             events,
             projected_len: bytes.len() as u64,
-            prefix_hash: hash_bytes(bytes),
+            prefix_hash: content_id(bytes),
             error: None,
             stream,
         };
@@ -164,7 +164,7 @@ pub fn project_stream(
                 entry_count: from_count + events.len() as i64,
                 events,
                 projected_len: end as u64,
-                prefix_hash: hash_bytes(&bytes[..end]),
+                prefix_hash: content_id(&bytes[..end]),
                 error: None,
                 stream,
             }

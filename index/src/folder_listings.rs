@@ -9,7 +9,7 @@
 //! rewritten in place keep the folder's signature but are still caught, since every recorded
 //! name is statted. A listing is a cache: missing, foreign or damaged ones are listed again.
 
-use crate::digest::Hasher64;
+use crate::digest::name_hash;
 use crate::source::Sig;
 use std::path::{Path, PathBuf};
 
@@ -105,9 +105,8 @@ impl FolderListings {
     /// The listing file of `folder`: named by a hash, since a folder name may hold anything a
     /// schema allows.
     fn file(&self, folder: &str) -> PathBuf {
-        let mut h = Hasher64::new();
-        h.write(folder.as_bytes());
-        self.dir.join(format!("{:016x}", h.finish()))
+        self.dir
+            .join(format!("{:016x}", name_hash(folder.as_bytes())))
     }
 }
 

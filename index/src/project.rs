@@ -2,7 +2,7 @@
 //! is caught by the next freshness check), then read, hash and parse with the engine's parser
 //! and `ItemSummary::from_item`. Used by the full build and by incremental applies alike.
 
-use crate::digest::hash_bytes;
+use crate::digest::content_id;
 use crate::events::{self, StreamProjection};
 use crate::folder_handles::FolderHandles;
 use crate::source::{Sig, SourceFile, SourceKind};
@@ -169,7 +169,7 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
     let mut content_hash = None;
     let projection = match (file.kind, &file.item, bytes) {
         (SourceKind::Item, Some(item), Ok(bytes)) => {
-            content_hash = Some(hash_bytes(&bytes));
+            content_hash = Some(content_id(&bytes));
             match parse_item(&bytes, item.format, &item.path, &ctx.canon) {
                 Ok(doc) => Projection::Item(Box::new(item_record(doc, item, ctx.schema))),
                 Err(err) => Projection::Unreadable(unreadable(item, &err)),
@@ -188,7 +188,7 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
             content_hash = Some(if stream.projected_len == bytes.len() as u64 {
                 stream.prefix_hash
             } else {
-                hash_bytes(&bytes)
+                content_id(&bytes)
             });
             Projection::History(stream)
         }

@@ -2,7 +2,7 @@
 //! link, content and full-text rows; source bookkeeping rows; history events. The full build and
 //! incremental applies share these statements, so both store exactly the same thing.
 
-use crate::digest::{Hasher64, to_sql};
+use crate::digest::{signature, to_sql};
 use crate::events::StreamProjection;
 use crate::project::{ItemRecord, Projected, Projection};
 use crate::source::Sig;
@@ -347,8 +347,9 @@ pub fn set_meta(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<(
 
 /// Returns the fingerprint of a runtime schema: what a projection was derived under.
 pub fn schema_fingerprint(schema: &pm_engine::schema::RuntimeSchema) -> String {
-    let mut h = Hasher64::new();
-    h.write_u64(u64::from(crate::schema::PROJECTION_VERSION));
-    h.write(format!("{schema:?}").as_bytes());
-    format!("{:016x}", h.finish())
+    let version = u64::from(crate::schema::PROJECTION_VERSION);
+    format!(
+        "{:016x}",
+        signature(format!("{schema:?}").as_bytes(), &[version])
+    )
 }

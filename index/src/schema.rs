@@ -8,7 +8,7 @@ use rusqlite_migration::{M, Migrations};
 ///
 /// Bump it whenever `ItemSummary`, the typed columns, the events projection or the freshness
 /// bookkeeping change meaning: a mismatch deletes and rebuilds the index (never migrates it).
-pub const PROJECTION_VERSION: u32 = 12;
+pub const PROJECTION_VERSION: u32 = 13;
 
 /// The migrations, oldest first. Never edit one that has shipped; add a new file instead.
 pub fn migrations() -> Migrations<'static> {

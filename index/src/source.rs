@@ -2,7 +2,7 @@
 //! stat signatures, and the order-independent digest that lets a read confirm in one comparison
 //! that nothing changed since the last build or apply.
 
-use crate::digest::Hasher64;
+use crate::digest::signature;
 use pm_engine::notice::Notice;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::relative_path;
@@ -116,13 +116,15 @@ impl Sig {
     }
 
     fn contribution_bytes(&self, rel: &[u8]) -> u64 {
-        let mut h = Hasher64::new();
-        h.write(rel);
-        h.write_u64(self.size);
-        h.write_u64(self.mtime_ns as u64);
-        h.write_u64(self.ctime_ns as u64);
-        h.write_u64(self.inode);
-        h.finish()
+        signature(
+            rel,
+            &[
+                self.size,
+                self.mtime_ns as u64,
+                self.ctime_ns as u64,
+                self.inode,
+            ],
+        )
     }
 }
 

@@ -1,56 +1,45 @@
 //! Cursor encoding shared by output cursors (§4.8.1) and query cursors (§4.8.2): unpadded
 //! base64url of compact JSON, and SHA-256 fingerprints over pm's `stableStringify` text.
 
+use base64::Engine;
+use base64::alphabet::URL_SAFE;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/// Unpadded base64url; decoding also accepts what Node's decoder does at the end of the text
+/// (nonzero trailing bits, padding or none).
+const BASE64URL: GeneralPurpose = GeneralPurpose::new(
+    &URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
 
 /// Returns `bytes` as unpadded base64url.
 pub fn base64url_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let sextets = [n >> 18, n >> 12, n >> 6, n];
-        for s in &sextets[..=chunk.len()] {
-            out.push(char::from(ALPHABET[(s & 63) as usize]));
-        }
-    }
-    out
+    BASE64URL.encode(bytes)
 }
 
-fn sextet(c: u8) -> Option<u32> {
-    let v = match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'-' | b'+' => 62,
-        b'_' | b'/' => 63,
-        _ => return None,
-    };
-    Some(u32::from(v))
-}
-
-/// Decodes base64url the way Node's `Buffer.from(s, "base64url")` does: characters outside
-/// both base64 alphabets (padding included) are skipped, and a dangling sextet is dropped.
+/// Decodes base64url the way Node's `Buffer.from(s, "base64url")` does: the standard
+/// alphabet's `+` and `/` count as `-` and `_`, characters outside both alphabets (padding
+/// included) are skipped, and a dangling sextet is dropped.
 pub fn base64url_decode_lenient(text: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut acc: u32 = 0;
-    let mut bits = 0u32;
-    for s in text.bytes().filter_map(sextet) {
-        acc = (acc << 6) | s;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push(((acc >> bits) & 0xff) as u8);
-        }
+    let mut sextets: Vec<u8> = text
+        .bytes()
+        .filter_map(|c| match c {
+            b'+' => Some(b'-'),
+            b'/' => Some(b'_'),
+            c if c.is_ascii_alphanumeric() || c == b'-' || c == b'_' => Some(c),
+            _ => None,
+        })
+        .collect();
+    if sextets.len() % 4 == 1 {
+        sextets.pop();
     }
-    out
+    // Only alphabet characters remain and no length leaves a lone sextet, so this decodes.
+    BASE64URL.decode(&sextets).unwrap_or_default()
 }
 
 /// Returns whether `text` is non-empty and uses only base64url characters.
@@ -123,6 +112,12 @@ mod tests {
         // Node skips foreign characters and padding.
         assert_eq!(base64url_decode_lenient("Zm9v$Yg=="), b"foob");
         assert_eq!(base64url_decode_lenient("Zm9vY"), b"foo");
+        assert_eq!(
+            base64url_decode_lenient("w7/Dvg"),
+            "\u{ff}\u{fe}".as_bytes()
+        );
+        assert_eq!(base64url_decode_lenient("Zm9"), b"fo");
+        assert_eq!(base64url_decode_lenient("Zm8="), b"fo");
         assert!(is_strict_base64url("ab-_9"));
         assert!(!is_strict_base64url("ab="));
         assert!(!is_strict_base64url(""));
