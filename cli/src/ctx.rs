@@ -49,7 +49,9 @@ pub struct Environment {
     /// `NO_COLOR`.
     pub no_color: Option<OsString>,
     /// `PM_FAULT_POINT`: test-only; stop a mutation at this protocol point (`after_lock`,
-    /// `after_item_write`, `after_history_append`) so a crash test can kill it there.
+    /// `after_item_write`, `after_history_append`) so a crash test can kill it there. Read
+    /// only by builds with the `fault-points` feature (the test builds); a release binary
+    /// ignores the variable.
     pub pm_fault_point: Option<String>,
 }
 
@@ -70,7 +72,11 @@ impl Environment {
             pm_global_path: std::env::var_os("PM_GLOBAL_PATH"),
             home: std::env::var_os("HOME"),
             no_color: std::env::var_os("NO_COLOR"),
-            pm_fault_point: text("PM_FAULT_POINT"),
+            pm_fault_point: if cfg!(feature = "fault-points") {
+                text("PM_FAULT_POINT")
+            } else {
+                None
+            },
         }
     }
 

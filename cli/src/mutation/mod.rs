@@ -6,13 +6,11 @@ mod fields;
 pub mod guard;
 mod receipt;
 
-use std::io::Write;
-
 use pm_engine::Result;
 use pm_engine::commit::Commit;
-use pm_engine::mutate::{
-    Author, ExpectedRevision, FaultPoint, MutationContext, provenance_for_command,
-};
+#[cfg(feature = "fault-points")]
+use pm_engine::mutate::FaultPoint;
+use pm_engine::mutate::{Author, ExpectedRevision, MutationContext, provenance_for_command};
 use pm_engine::schema::{RuntimeSchema, load};
 use pm_engine::settings::Settings;
 use pm_engine::tracker::Tracker;
@@ -79,12 +77,8 @@ pub fn with_context<T>(
     for raw in &ctx.expect_hash {
         expect.extend(ExpectedRevision::parse_list(raw)?);
     }
-    let fault_point = ctx.fault_point.as_deref().and_then(FaultPoint::parse);
-    let hook = move |point: FaultPoint| {
-        if Some(point) == fault_point {
-            stop_at(point);
-        }
-    };
+    #[cfg(feature = "fault-points")]
+    let hook = fault_hook(ctx);
     let mut mctx = MutationContext::new(
         &ws.tracker,
         &ws.settings,
@@ -95,8 +89,9 @@ pub fn with_context<T>(
     mctx.provenance = provenance_for_command(command);
     mctx.expect = expect;
     mctx.force = force;
-    if fault_point.is_some() {
-        mctx.fault = Some(&hook);
+    #[cfg(feature = "fault-points")]
+    if let Some(hook) = &hook {
+        mctx.fault = Some(hook);
     }
     // Keep the derived index in step: the observer runs under the item lock after the files
     // are written, and never fails the mutation (a problem marks the index stale).
@@ -106,9 +101,23 @@ pub fn with_context<T>(
     operation(&mctx, &ws)
 }
 
+/// The fault hook of `PM_FAULT_POINT`, when set to a known point (builds with the
+/// `fault-points` feature only).
+#[cfg(feature = "fault-points")]
+fn fault_hook(ctx: &Ctx) -> Option<impl Fn(FaultPoint) + use<>> {
+    let fault_point = ctx.fault_point.as_deref().and_then(FaultPoint::parse)?;
+    Some(move |point: FaultPoint| {
+        if point == fault_point {
+            stop_at(point);
+        }
+    })
+}
+
 /// Test-only fault injection: announces the point on stderr and blocks forever, so that a
 /// crash test can SIGKILL the process exactly there.
+#[cfg(feature = "fault-points")]
 fn stop_at(point: FaultPoint) -> ! {
+    use std::io::Write;
     let mut stderr = std::io::stderr();
     // Best effort: if stderr is gone the parent cannot be waiting for the line anyway.
     let _ = writeln!(stderr, "fault:{}", point.as_str());
