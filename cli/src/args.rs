@@ -1,32 +1,10 @@
-//! The command line grammar: pm's global flags and the top-level parser (clap derive).
+//! pm's global flags (clap derive): accepted before or after any subcommand. The top-level
+//! parser that combines them with the commands is `commands::Cli`.
 //! Help text is the doc comment of each item: imperative first line, no trailing period.
 
 use std::path::PathBuf;
 
-use clap::{ColorChoice, Parser};
-
-use crate::commands::Command;
 use crate::render::Format;
-
-/// Track work items as files in git: a project tracker for coding agents and humans
-#[derive(Debug, Parser)]
-#[command(
-    name = "pm",
-    version,
-    color = ColorChoice::Never,
-    args_override_self = true,
-    subcommand_required = true,
-    max_term_width = 100
-)]
-pub struct Cli {
-    /// Flags accepted before or after the subcommand.
-    #[command(flatten)]
-    pub global: GlobalArgs,
-
-    /// The command to run.
-    #[command(subcommand)]
-    pub command: Command,
-}
 
 /// Flags every command accepts, before or after the subcommand name.
 #[derive(Debug, Default, clap::Args)]
@@ -92,35 +70,4 @@ pub struct GlobalArgs {
     /// Print the row contract of a read (row paths, jq selector, TOON encoding)
     #[arg(long, global = true)]
     pub output_row_contract: bool,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn grammar_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn help_lines_are_imperative_without_trailing_period() {
-        let cmd = Cli::command();
-        let mut commands = vec![&cmd];
-        commands.extend(cmd.get_subcommands());
-        for c in commands {
-            let about = c.get_about().map(ToString::to_string).unwrap_or_default();
-            assert!(!about.ends_with('.'), "{}: {about:?}", c.get_name());
-            for arg in c.get_arguments() {
-                let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
-                assert!(
-                    !help.ends_with('.'),
-                    "{} {}: {help:?}",
-                    c.get_name(),
-                    arg.get_id()
-                );
-            }
-        }
-    }
 }

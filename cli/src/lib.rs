@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::args::Cli;
+pub use crate::commands::Cli;
 use crate::ctx::{Ctx, Environment};
 use crate::failure::{Invocation, ParseOutcome};
 use crate::read_output::ReadOutputRequest;
@@ -58,7 +58,7 @@ pub fn run_with(
     let (cli, matches) = match parsed {
         Ok(parsed) => parsed,
         Err(err) => {
-            return match failure::from_clap(&err) {
+            return match failure::from_clap(&err, &Cli::command()) {
                 ParseOutcome::Display(text) => {
                     finish(stdout.write_all(text.as_bytes()), &inv, stdout, stderr)
                 }
@@ -103,7 +103,7 @@ pub fn run_with(
         .clone_from(&ctx.settings_issues);
     // The secret guard runs before the command, as pm's preflight does: its warnings come
     // first on stderr in every output format, and a block refuses before anything is written.
-    match mutation::guard::preflight(&ctx, &cli.command, &matches) {
+    match commands::guard::preflight(&ctx, &cli.command, &matches) {
         Ok(warnings) => {
             for warning in warnings {
                 let _ = writeln!(stderr, "warning:{warning}");

@@ -39,6 +39,7 @@ mod test_list;
 mod test_list_export;
 mod test_locks;
 mod test_machine_contract;
+mod test_module_layers;
 mod test_mutations;
 mod test_not_in_project;
 mod test_rank_equivalence;

@@ -2,7 +2,7 @@
 //! tracker, checked as data against the tree and the error-code table.
 
 use clap::CommandFactory;
-use pm_cli::args::Cli;
+use pm_cli::Cli;
 use serde_json::Value;
 
 use crate::common::{ErrorEnvelope, TestTracker};

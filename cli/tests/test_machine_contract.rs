@@ -1,7 +1,7 @@
 //! The `--json` enumeration gate (seed 004 G0–G2 adapted to pm, machine contract C1–C7): every
 //! command of the clap tree that accepts `--json` is driven through error arms and an empty arm.
 //!
-//! The command list is never written down here: it is walked from `pm_cli::args::Cli`, and the
+//! The command list is never written down here: it is walked from `pm_cli::Cli`, and the
 //! arguments each command needs are synthesized from its declared arguments (an item id comes
 //! from the tracker the gate creates). A command added later is gated by itself.
 
@@ -9,7 +9,7 @@ use std::error::Error;
 use std::path::Path;
 
 use clap::CommandFactory;
-use pm_cli::args::Cli;
+use pm_cli::Cli;
 use serde_json::Value;
 
 use crate::common::{Run, TestTracker};

@@ -6,7 +6,7 @@ use std::error::Error;
 use std::io::Read;
 
 use clap::Parser;
-use pm_cli::args::Cli;
+use pm_cli::Cli;
 use pm_cli::read_output::{
     CommandKind, Finished, OutputCursor, ReadMeta, ReadOutputRequest, Surface, finish_read,
 };

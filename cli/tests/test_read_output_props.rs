@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::error::Error;
 
 use clap::Parser;
-use pm_cli::args::Cli;
+use pm_cli::Cli;
 use pm_cli::read_output::{
     CommandKind, Finished, OutputCursor, ReadMeta, ReadOutputRequest, Surface, finish_read,
 };

@@ -2,11 +2,10 @@
 
 use pm_engine::Result;
 use pm_engine::mutate::{AnnotationKind, add_annotation, read_item};
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
-use crate::mutation::{MutationOutput, Workspace, with_context};
+use crate::mutation::{AnnotationOutput, MutationOutput, Workspace, with_context};
 
 /// Add to or list an item's comments, notes or learnings
 #[derive(Debug, clap::Args)]
@@ -27,29 +26,6 @@ pub struct AnnotationArgs {
     /// never broken)
     #[arg(long)]
     pub force: bool,
-}
-
-/// pm's annotation envelope.
-#[derive(Debug, Serialize)]
-pub struct AnnotationOutput {
-    /// The item id.
-    pub id: String,
-    /// `{<comments|notes|learnings>: [entries]}`.
-    #[serde(flatten)]
-    pub entries: Map<String, Value>,
-    /// Entries returned.
-    pub count: usize,
-    /// Entries stored.
-    pub total_count: usize,
-    /// Entries returned.
-    pub returned_count: usize,
-    /// Whether stored entries were left out.
-    pub has_more: bool,
-    /// What the mutation did (absent when listing).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mutation_receipt: Option<Value>,
-    /// What was left out and how to get it.
-    pub omission_receipt: Value,
 }
 
 /// Adds an entry or lists the collection.

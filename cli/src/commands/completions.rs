@@ -6,7 +6,7 @@ use clap_complete::Shell;
 use serde_json::json;
 
 use super::CommandOutput;
-use crate::args::Cli;
+use crate::commands::Cli;
 
 /// Print a shell completion script for pm (bash, zsh or fish)
 ///

@@ -6,7 +6,7 @@ use clap::CommandFactory;
 use pm_engine::{Error, ErrorCode, Result};
 use serde_json::{Map, Value, json};
 
-use crate::args::Cli;
+use crate::commands::Cli;
 use crate::ctx::Ctx;
 use crate::exit;
 use crate::failure;

@@ -2,11 +2,10 @@
 
 use pm_engine::mutate::{LinkKind, LinkedPath, link_add, link_remove, read_item};
 use pm_engine::{Error, Result};
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::ctx::Ctx;
-use crate::mutation::{MutationOutput, Workspace, with_context};
+use crate::mutation::{LinksOutput, MutationOutput, Workspace, with_context};
 
 /// Link paths to an item, unlink them, or list them
 #[derive(Debug, clap::Args)]
@@ -27,20 +26,6 @@ pub struct LinksArgs {
     /// never broken)
     #[arg(long)]
     pub force: bool,
-}
-
-/// pm's linked-path envelope.
-#[derive(Debug, Serialize)]
-pub struct LinksOutput {
-    /// The item id.
-    pub id: String,
-    /// `{<files|docs>: [entries]}`.
-    #[serde(flatten)]
-    pub entries: Map<String, Value>,
-    /// Whether the command changed the item.
-    pub changed: bool,
-    /// Linked paths.
-    pub count: usize,
 }
 
 /// Links, unlinks or lists paths.

@@ -5,9 +5,8 @@ use pm_engine::mutate::{LinkedTest, read_item, tests_add, tests_remove};
 use pm_engine::{Error, Result};
 use serde_json::{Map, Value};
 
-use crate::commands::LinksOutput;
 use crate::ctx::Ctx;
-use crate::mutation::{MutationOutput, Workspace, with_context};
+use crate::mutation::{LinksOutput, MutationOutput, Workspace, with_context};
 
 /// Link tests to an item, unlink them, or list them
 ///

@@ -1,11 +1,8 @@
 //! Turns clap's parse errors into pm's `Error::Usage` (so they share the error envelope and
 //! exit code 2), and its help/version "errors" into plain text for stdout.
 
-use clap::CommandFactory;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use pm_engine::{Error, UsageKind};
-
-use crate::args::Cli;
 
 /// What a failed `try_parse` means for the run.
 #[derive(Debug)]
@@ -16,8 +13,9 @@ pub enum ParseOutcome {
     Failure(Error),
 }
 
-/// Classifies a clap error.
-pub fn from_clap(err: &clap::Error) -> ParseOutcome {
+/// Classifies a clap error; `root` is the grammar it came from (an unknown command is answered
+/// with its visible command names).
+pub fn from_clap(err: &clap::Error, root: &clap::Command) -> ParseOutcome {
     let rendered = err.render().to_string();
     let usage = |kind, detail: String, flag: Option<String>| Error::Usage {
         kind,
@@ -64,13 +62,13 @@ pub fn from_clap(err: &clap::Error) -> ParseOutcome {
                 value: Some(name),
                 suggestions: strings(err, ContextKind::SuggestedSubcommand).into(),
                 // pm has no nested command groups yet, so the legal domain is the top level.
-                allowed: command_names().into(),
+                allowed: command_names(root).into(),
             }
         }
         ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let mut allowed = strings(err, ContextKind::ValidSubcommand);
             if allowed.is_empty() {
-                allowed = command_names();
+                allowed = command_names(root);
             }
             Error::Usage {
                 kind: UsageKind::MissingRequiredArgument,
@@ -118,9 +116,8 @@ pub fn from_clap(err: &clap::Error) -> ParseOutcome {
 }
 
 /// Returns the names of pm's visible top-level commands.
-fn command_names() -> Vec<String> {
-    Cli::command()
-        .get_subcommands()
+fn command_names(root: &clap::Command) -> Vec<String> {
+    root.get_subcommands()
         .filter(|c| !c.is_hide_set())
         .map(|c| c.get_name().to_owned())
         .collect()
@@ -151,79 +148,4 @@ fn flag_name(arg: &str) -> String {
 fn first_line(rendered: &str) -> String {
     let line = rendered.lines().next().unwrap_or_default();
     line.strip_prefix("error: ").unwrap_or(line).to_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pm_engine::ErrorCode;
-
-    fn classify(args: &[&str]) -> ParseOutcome {
-        let argv = std::iter::once("pm").chain(args.iter().copied());
-        match Cli::try_parse_from(argv) {
-            Ok(cli) => panic!("parsed: {cli:?}"),
-            Err(e) => from_clap(&e),
-        }
-    }
-
-    fn usage_of(args: &[&str]) -> Error {
-        match classify(args) {
-            ParseOutcome::Failure(e) => e,
-            ParseOutcome::Display(text) => panic!("display: {text}"),
-        }
-    }
-
-    use clap::Parser;
-
-    #[test]
-    fn typo_flag_gets_a_suggestion() {
-        let e = usage_of(&["--jsn"]);
-        assert_eq!(e.code(), ErrorCode::UnknownOption);
-        assert_eq!(e.to_string(), "unknown option '--jsn'");
-        assert_eq!(e.hint().as_deref(), Some("did you mean '--json'?"));
-    }
-
-    #[test]
-    fn bad_format_value_lists_the_domain() {
-        let e = usage_of(&["--output-format", "yaml"]);
-        assert_eq!(e.code(), ErrorCode::InvalidArgumentValue);
-        let Error::Usage {
-            flag,
-            value,
-            allowed,
-            ..
-        } = e
-        else {
-            panic!("not a usage error");
-        };
-        assert_eq!(flag.as_deref(), Some("--output-format"));
-        assert_eq!(value.as_deref(), Some("yaml"));
-        assert_eq!(&*allowed, ["toon", "json"]);
-    }
-
-    #[test]
-    fn missing_and_unknown_commands() {
-        assert_eq!(usage_of(&[]).code(), ErrorCode::MissingRequiredArgument);
-        assert_eq!(
-            usage_of(&["--json"]).code(),
-            ErrorCode::MissingRequiredArgument
-        );
-        let e = usage_of(&["frobnicate"]);
-        assert_eq!(e.code(), ErrorCode::UnknownCommand);
-        assert_eq!(e.to_string(), "unknown command 'frobnicate'");
-    }
-
-    #[test]
-    fn help_and_version_are_display() {
-        for args in [&["--help"][..], &["-V"], &["--version"], &["help"]] {
-            assert!(
-                matches!(classify(args), ParseOutcome::Display(_)),
-                "{args:?}"
-            );
-        }
-        let ParseOutcome::Display(v) = classify(&["--version"]) else {
-            panic!("not display");
-        };
-        assert_eq!(v, format!("pm {}\n", env!("CARGO_PKG_VERSION")));
-    }
 }

@@ -3,7 +3,6 @@
 //! fault hook), the secret-guard preflight, and the receipts pm prints for a mutation.
 
 mod fields;
-pub mod guard;
 mod receipt;
 
 use pm_engine::Result;
@@ -18,8 +17,8 @@ use pm_index::Index;
 
 pub use fields::FieldFlags;
 pub use receipt::{
-    ClaimOutput, DeleteReceipt, IdOnly, MutationOutput, MutationReceipt, ReceiptArgs,
-    ReleaseOutput, output_item, receipt_for,
+    AnnotationOutput, ClaimOutput, DeleteReceipt, IdOnly, LinksOutput, MutationOutput,
+    MutationReceipt, ReceiptArgs, ReleaseOutput, output_item, receipt_for,
 };
 
 use crate::ctx::Ctx;

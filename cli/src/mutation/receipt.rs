@@ -6,8 +6,6 @@ use pm_engine::mutate::{Mutation, RepairAllReport, RepairReport};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::commands::{AnnotationOutput, LinksOutput};
-
 /// Receipt flags every single-item mutation accepts.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct ReceiptArgs {
@@ -209,4 +207,41 @@ pub fn receipt_for(m: &Mutation, args: &ReceiptArgs) -> MutationOutput {
         recurrence,
         warnings: m.receipt_warnings.clone(),
     })
+}
+
+/// pm's annotation envelope.
+#[derive(Debug, Serialize)]
+pub struct AnnotationOutput {
+    /// The item id.
+    pub id: String,
+    /// `{<comments|notes|learnings>: [entries]}`.
+    #[serde(flatten)]
+    pub entries: Map<String, Value>,
+    /// Entries returned.
+    pub count: usize,
+    /// Entries stored.
+    pub total_count: usize,
+    /// Entries returned.
+    pub returned_count: usize,
+    /// Whether stored entries were left out.
+    pub has_more: bool,
+    /// What the mutation did (absent when listing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutation_receipt: Option<Value>,
+    /// What was left out and how to get it.
+    pub omission_receipt: Value,
+}
+
+/// pm's linked-path envelope.
+#[derive(Debug, Serialize)]
+pub struct LinksOutput {
+    /// The item id.
+    pub id: String,
+    /// `{<files|docs>: [entries]}`.
+    #[serde(flatten)]
+    pub entries: Map<String, Value>,
+    /// Whether the command changed the item.
+    pub changed: bool,
+    /// Linked paths.
+    pub count: usize,
 }

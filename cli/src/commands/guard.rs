@@ -10,8 +10,7 @@ use pm_engine::Result;
 use pm_engine::guard::{Leaf, SecretGuardMode, evaluate_secret_guard, holds_secret};
 use serde_json::Value;
 
-use crate::args::Cli;
-use crate::commands::Command;
+use crate::commands::{Cli, Command};
 use crate::ctx::Ctx;
 
 /// The path prefix of texts read from a `--stdin-json` document.
