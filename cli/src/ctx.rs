@@ -160,7 +160,7 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Returns the initialized tracker this invocation resolves to (storage spec §1.1).
+    /// Returns the initialized tracker this invocation resolves to.
     ///
     /// # Errors
     /// `not_in_project` when the resolved root holds no `settings.json`.
@@ -275,7 +275,7 @@ pub enum PathSource {
     Env,
 }
 
-/// Returns the tracker's `output.default_format` (read-output §1.1 step 4), the settings
+/// Returns the tracker's `output.default_format` (used when no format flag is given), the settings
 /// values outside their domain and the secret-guard mode, when a tracker with readable settings
 /// is found. An unreadable file is left for the command to report.
 fn read_settings(

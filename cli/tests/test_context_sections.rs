@@ -1,4 +1,4 @@
-//! `context --depth standard|deep|full` and `--section` (read-output §3.4): which sections a
+//! `context --depth standard|deep|full` and `--section`: which sections a
 //! read includes, their order and rows, the settings toggles, refusals, and equal answers from
 //! the index and scan paths.
 

@@ -1,4 +1,4 @@
-//! `get --fields` (read-output §3.2): named sections are computed whatever the depth, every
+//! `get --fields`: named sections are computed whatever the depth, every
 //! omission receipt's `--fields <group>` restore brings its group back, section keys can be
 //! picked, and `--format` chooses the encoding.
 

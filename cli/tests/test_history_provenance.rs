@@ -1,5 +1,5 @@
-//! `pm history --provenance`, `--provenance-summary`, `--harness` and `--agent-instance`
-//! (read-output §3.7): who recorded each entry, filtered by agent, counted per author.
+//! `pm history --provenance`, `--provenance-summary`, `--harness` and `--agent-instance`:
+//! who recorded each entry, filtered by agent, counted per author.
 
 use std::error::Error;
 

@@ -1,4 +1,4 @@
-//! `list --format csv|table|ndjson` and `--stream` (read-output §1.1): the page's rows without
+//! `list --format csv|table|ndjson` and `--stream`: the page's rows without
 //! the envelope, the same rows the envelope carries, and the refusals of combinations that
 //! cannot be honoured.
 

@@ -17,7 +17,7 @@ pub enum HashEpoch {
     V2,
 }
 
-/// Returns pm's item hash of `doc` at `epoch` (§8.2): SHA-256 of
+/// Returns pm's item hash of `doc` at `epoch`: SHA-256 of
 /// `stableStringify({front_matter, body})` over the registry-free canonical document.
 ///
 /// Empty metadata (before create, after delete) hashes `{front_matter: {}, body}` with the body
@@ -37,7 +37,7 @@ pub fn item_hash(doc: &ItemDoc, epoch: HashEpoch) -> String {
     stable_hash(&hash_input(metadata, canonical.body))
 }
 
-/// Returns the hash history replay compares with a stream's hashes (§8.4 step 3): the item
+/// Returns the hash history replay compares with a stream's hashes: the item
 /// hash when the metadata is empty or `tags` is an array, otherwise the legacy fallback
 /// `sha256(stableStringify({replay_fallback: true, metadata, body}))` over the raw document.
 pub fn replay_hash(doc: &ItemDoc, epoch: HashEpoch) -> String {
@@ -104,7 +104,7 @@ mod tests {
         }
     }
 
-    /// `history/pm-t73k.jsonl` line 1 (spec §8.7): the create of a real item.
+    /// `history/pm-t73k.jsonl` line 1 of pm's own tracker: the create of a real item.
     #[test]
     fn a_real_create_hash_matches_pm() {
         let d = doc(

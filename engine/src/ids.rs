@@ -1,4 +1,4 @@
-//! Item ids (storage spec §7): prefix normalization, the candidates an id argument may name, explicit
+//! Item ids: prefix normalization, the candidates an id argument may name, explicit
 //! `--id` validation, the validated `ItemId` newtype, and token minting from a caller-chosen
 //! entropy source (random bytes, or pm's reproducible `PM_SEED` derivation). Never reads the OS.
 

@@ -1,4 +1,4 @@
-//! `pm init` on disk (storage spec §1.2): the tracker root and its sixteen subdirectories, the
+//! `pm init` on disk: the tracker root and its sixteen subdirectories, the
 //! full settings.json, the four schema seeds, custom type folders and the workspace `.gitignore`
 //! runtime-cache block. Idempotent; reports what it created for the CLI to print.
 

@@ -1,4 +1,4 @@
-//! Tracker discovery and layout (storage spec §1): where the tracker root and workspace root
+//! Tracker discovery and layout: where the tracker root and workspace root
 //! are, the paths of items, history, locks and runtime state, item-file enumeration and lookup
 //! by id. Never reads the environment: the CLI passes `--pm-path`/`PM_PATH` in.
 

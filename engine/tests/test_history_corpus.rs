@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
-/// Item streams and their lines, and the workspace stream's lines (spec §8.1, §8.6).
+/// Item streams and their lines, and the workspace stream's lines.
 const ITEM_STREAMS: usize = 2_550;
 const ITEM_LINES: usize = 53_099;
 const WORKSPACE_LINES: usize = 245;
@@ -205,7 +205,7 @@ impl Mismatch {
     /// Why an older pm wrote this patch differently, or `None` when unexplained.
     fn explanation(&self) -> Option<&'static str> {
         if self.id == "pm-5jw8" && self.entry == 6 {
-            // Spec §8.8: the docs of this line were rewritten by `history_redact` and listed in
+            // The docs of this line were rewritten by `history_redact` and listed in
             // non-canonical order.
             return Some("patch rewritten by history_redact");
         }

@@ -1,4 +1,4 @@
-//! `pm activity` (read-output §3.12): the tracker's history entries in a time window, as a
+//! `pm activity`: the tracker's history entries in a time window, as a
 //! per-item digest (default) or as compact, full or provenance event rows, newest first. The
 //! entries come from the history-event projection (`pm_index::Index::events_all`, the same
 //! source and scan fallback as `pm events`); rows are built only for the returned page.

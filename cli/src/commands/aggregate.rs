@@ -1,4 +1,4 @@
-//! `pm aggregate` (read-output §3.15): grouped item counts for governance queries, with
+//! `pm aggregate`: grouped item counts for governance queries, with
 //! optional completion, sum and average, over the list-style filters; rows are `groups`.
 
 use pm_engine::query::Query;

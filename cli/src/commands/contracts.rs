@@ -17,7 +17,7 @@ use crate::render::Format;
 /// instead of one document.
 const NDJSON_STREAMS: &[&str] = &["events"];
 
-/// The declared degradation ladder (read-output §6), from richest to smallest.
+/// The declared degradation ladder, from richest to smallest.
 const DEGRADATION_LADDER: [&str; 5] = ["full", "compact", "brief", "summary", "counts"];
 
 /// The exit-code vocabulary: code, name, outcome token, whether it counts as success.

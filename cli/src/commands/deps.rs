@@ -1,5 +1,5 @@
 //! `pm deps <id>`: without a mutation flag, the item's dependencies followed transitively
-//! (read-output §3.10: tree, graph or context format, bounded); with `--add`/`--remove`, edit
+//! (tree, graph or context format, bounded); with `--add`/`--remove`, edit
 //! its dependency rows (targets must exist).
 
 use std::collections::BTreeSet;

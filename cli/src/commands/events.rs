@@ -1,4 +1,4 @@
-//! `pm events`: committed mutations as an NDJSON stream (read-output §3.13, index spec §1.6), one
+//! `pm events`: committed mutations as an NDJSON stream (the history event projection), one
 //! line per history entry in `(ts, stream, position)` order, then one trailer line. The rows come
 //! from `pm_index::Index::events`, which re-projects grown history files (lines appended outside
 //! pm included) or falls back to scanning them.

@@ -1,4 +1,4 @@
-//! `pm graph <subcommand> [id] [target]` (read-output §3.11): traversals, paths, impact,
+//! `pm graph <subcommand> [id] [target]`: traversals, paths, impact,
 //! analysis and audit over parent links and dependency edges. The algorithms live in
 //! `pm_engine::read::graph`; this file parses the flags, picks bounds and renders rows.
 

@@ -1,5 +1,5 @@
 //! `pm health`: pm's tracker checks (`pm_engine::read::health`) plus the `index` check, in pm's
-//! envelope (read-output §3.8) with the 100-warning cap, the `--summary`/`--brief` projections
+//! envelope with the 100-warning cap, the `--summary`/`--brief` projections
 //! and `--strict-exit`; printed through the read-output layer.
 
 use pm_engine::Result;

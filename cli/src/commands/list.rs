@@ -1,6 +1,6 @@
 //! `pm list` and its hidden spellings `list-all`, `list-draft`, `list-open`,
-//! `list-in-progress`, `list-blocked`, `list-closed`, `list-canceled` (read-output §3.1,
-//! index spec §2): filters, order, projection, paging and pm's list envelope.
+//! `list-in-progress`, `list-blocked`, `list-closed`, `list-canceled`:
+//! filters, order, projection, paging and pm's list envelope.
 
 use pm_engine::query::{AutoLimit, Page, PageStart, Sort, SortField, StatusFilter};
 use pm_engine::schema::{RuntimeSchema, load};

@@ -1,5 +1,5 @@
-//! The item filters `list`, `search`, `context` and `next` share (list parity, read-output §3.1,
-//! index spec §2.2): clap arguments, their translation into an engine `Query`, and pm's echo.
+//! The item filters `list`, `search`, `context` and `next` share (list parity):
+//! clap arguments, their translation into an engine `Query`, and pm's echo.
 //! Filter semantics live in `pm_engine::query`; this file only parses and validates values.
 
 use pm_engine::clock::EpochMs;

@@ -1,4 +1,4 @@
-//! The row projections of `pm list` (read-output §3.1): brief, compact, custom fields and full
+//! The row projections of `pm list`: brief, compact, custom fields and full
 //! rows, field validation, and `--tree` ordering. Rows are built from summaries, or from full
 //! documents when the projection needs heavy collections or the body.
 

@@ -231,7 +231,7 @@ impl Command {
             | Command::Test(_)
             | Command::HistoryRepair(_)
             | Command::Completions(_) => CommandKind::NotRead,
-            // events accepts the universal controls; they have no effect on the stream (§3.13).
+            // events accepts the universal controls; they have no effect on the stream.
             Command::Contracts(_) | Command::Events(_) => CommandKind::Read,
             Command::List(_)
             | Command::ListAll(_)

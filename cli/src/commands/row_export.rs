@@ -1,4 +1,4 @@
-//! Rows without the read-output envelope (read-output §1.1): `list --format csv|table|ndjson`,
+//! Rows without the read-output envelope: `list --format csv|table|ndjson`,
 //! `list --stream` and `search --format ndjson`. Which encoding applies, the flags that need
 //! the envelope and are refused, and the output.
 

@@ -1,4 +1,4 @@
-//! `pm stats` (read-output §3.6): item totals by type and status plus history totals, from the
+//! `pm stats`: item totals by type and status plus history totals, from the
 //! index facade's counts (the same `(type, status)` rows `aggregate` builds on).
 
 use pm_engine::Result;

@@ -1,4 +1,4 @@
-//! Mutation receipts (read-output §8): the compact `{id, status, changed_field_count, …}`
+//! Mutation receipts: the compact `{id, status, changed_field_count, …}`
 //! envelope by default, the full `{item, changed_fields, warnings}` envelope with
 //! `--full-changed-fields`, `{id, status}` with `--id-only`, and the claim/release shapes.
 

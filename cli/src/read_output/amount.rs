@@ -1,4 +1,4 @@
-//! The amount dimension (read-output §4.4): `--output-limit N` keeps the first N rows of every
+//! The amount dimension: `--output-limit N` keeps the first N rows of every
 //! primary row collection; single rows (`next.recommended`) are never cut.
 
 use serde_json::{Map, Value};

@@ -1,5 +1,6 @@
-//! Cursor encoding shared by output cursors (§4.8.1) and query cursors (§4.8.2): unpadded
-//! base64url of compact JSON, and SHA-256 fingerprints over pm's `stableStringify` text.
+//! Cursor encoding shared by output cursors (which resume a cut row collection) and query
+//! cursors (the `--after` pages of `list`, `search` and `context`): unpadded base64url of
+//! compact JSON, and SHA-256 fingerprints over pm's `stableStringify` text.
 
 use base64::Engine;
 use base64::alphabet::URL_SAFE;

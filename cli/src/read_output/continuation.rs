@@ -1,4 +1,4 @@
-//! Producer-cursor continuations: the continuation-page metadata collapse of read-output §4.8.3
+//! Producer-cursor continuations: the metadata collapse of a continuation page (`--after`)
 //! and the rebase of a producer `next_cursor` after rows were withheld from its page.
 
 use serde_json::{Map, Value, json};

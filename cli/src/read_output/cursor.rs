@@ -1,4 +1,4 @@
-//! The universal output cursor (read-output §4.8.1): `{v, c, p, o, n, f}` encode, decode and
+//! The universal output cursor (`--output-cursor`): `{v, c, p, o, n, f}` encode, decode and
 //! validation, the collection fingerprint, and applying a cursor to its row collection.
 
 use pm_engine::{Error, ReadOutputRefusal, Result};

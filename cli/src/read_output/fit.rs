@@ -1,4 +1,4 @@
-//! Fitting a read to its binding token budget (read-output §4.5, seed semantics): receipts and
+//! Fitting a read to its binding token budget (seed semantics): receipts and
 //! disclosures are attached before every measurement of the exact printed bytes, long strings
 //! are shortened, collections keep their largest fitting prefix, and nothing fitting means the
 //! omission document.
@@ -597,7 +597,7 @@ fn prefix_of(full: &Value, k: usize) -> Value {
     }
 }
 
-/// Projects a standard `get` to its brief depth (read-output §5.4): drops `linked`,
+/// Projects a standard `get` to its brief depth (the over-budget fallback): drops `linked`,
 /// `claim_state`, `schedule` and the item body, and names them in the omission receipt.
 /// Returns whether anything was dropped.
 fn project_brief(env: &mut Map<String, Value>) -> bool {

@@ -1,4 +1,4 @@
-//! The include dimension after execution (read-output §4.3): field selectors project rows or
+//! The include dimension after execution: field selectors project rows or
 //! root sections (`get` has its own vocabulary), and selectors that match nothing are refused.
 
 use std::collections::BTreeSet;

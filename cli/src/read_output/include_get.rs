@@ -1,4 +1,4 @@
-//! `get`'s include vocabulary (read-output §3.2, §4.3): selectors name item fields (`title`,
+//! `get`'s include vocabulary: selectors name item fields (`title`,
 //! `item.title`), the whole `item`, root sections (`linked`, `children`) or keys of a section
 //! (`linked.files`, `claim_state.assignee`); the omission receipt lists everything left out.
 

@@ -1,4 +1,4 @@
-//! Context intents (`--for`, read-output §5.3), the generic part: the intent table, validation,
+//! Context intents (`--for`), the generic part: the intent table, validation,
 //! budget-derived row ceilings, and the `context_intent` receipt with its degradation ladder.
 //! What an intent changes in a command (depth, sections, fields) is the command's job.
 
@@ -314,7 +314,7 @@ pub enum IntentOutcome {
 /// `operand` is the item id or query, for the retry command.
 ///
 /// A continuation page (`after` given) is fitted as it will print: collapsed to its rows and
-/// continuation contract (read-output §4.8.3), without the receipt the collapse removes, so a
+/// continuation contract, without the receipt the collapse removes, so a
 /// cursor walk fills every page up to the intent budget.
 pub fn apply(
     env: &mut Map<String, Value>,

@@ -1,4 +1,4 @@
-//! The universal read-output layer (read-output §1.5 steps 5–10, §4–§6): every read command's
+//! The universal read-output layer: every read command's
 //! plain result goes through [`finish_read`], which applies include, amount, cost and encoding
 //! plus sessions, cursors, row contracts and receipts, and returns exactly what gets printed.
 
@@ -54,7 +54,7 @@ pub struct ReadMeta {
     /// `get`: the field groups that hold data (for the omission receipt).
     pub material_groups: Option<Vec<String>>,
     /// `get` at standard depth without field selection, `--full` or `--tree`: may fall back to
-    /// the brief projection when over budget (read-output §5.4).
+    /// the brief projection when over budget.
     pub brief_fallback: bool,
     /// Field selectors of a command-local legacy flag (`get --fields`), applied exactly like
     /// `--output-include` selectors when no canonical selector was given.
@@ -108,7 +108,7 @@ pub struct Finished {
     pub exit_code: u8,
 }
 
-/// Runs read-output §1.5 steps 5–10 on a command's plain `result` and returns the value to
+/// Runs the read-output pipeline on a command's plain `result` and returns the value to
 /// print in `format` with its exit code.
 ///
 /// Steps: derive the omission receipt and row contract; apply a `--for` intent; collapse a

@@ -1,4 +1,4 @@
-//! Dimension resolution with provenance (read-output §4.2): canonical > legacy > intent >
+//! Dimension resolution with provenance: canonical > legacy > intent >
 //! default for include, amount, cost and encoding, and the aliases and hints that get reported.
 
 use super::request::{Bound, ReadOutputRequest};

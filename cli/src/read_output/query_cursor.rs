@@ -1,4 +1,4 @@
-//! The query (producer) cursor of `list`, `search` and `context` (read-output §4.8.2):
+//! The query (producer) cursor of `list`, `search` and `context`:
 //! `{version, fingerprint, after_id, after_index}` encode, decode, validation and paging.
 
 use pm_engine::{Error, ReadOutputRefusal, Result};

@@ -1,4 +1,4 @@
-//! Receipts the read-output layer attaches (read-output §4.7, §5.1, §5.2): the derived
+//! Receipts the read-output layer attaches: the derived
 //! `omission_receipt`, the `read_output` receipt and the `applied_bound` of an output limit.
 
 use std::collections::BTreeSet;
@@ -60,7 +60,7 @@ fn declared_minus_included(declared: &[(&str, &str)], included: &BTreeSet<&str>)
     )
 }
 
-/// Derives the omission receipt of a result that carries none (read-output §5.1), or `None`
+/// Derives the omission receipt of a result that carries none, or `None`
 /// when its surface declares none. `material` lists the `get` groups that hold data (the
 /// command knows; without it every group is declared).
 pub fn derive_omission_receipt(
@@ -363,7 +363,7 @@ mod tests {
     }
 
     /// An assigned task with one comment, one note and one file at standard depth: comments,
-    /// notes, files and children are omitted (read-output §5.1 example).
+    /// notes, files and children are omitted (as pm-cli reports for such an item).
     #[test]
     fn get_declares_material_groups() {
         let get =

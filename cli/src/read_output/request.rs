@@ -1,4 +1,4 @@
-//! The seven canonical read-output controls (read-output §4.1): parsing and validation before a
+//! The seven canonical read-output controls: parsing and validation before a
 //! command runs, the refusal on commands that are not read surfaces, and include-mode splitting.
 
 use pm_engine::{Error, ReadOutputRefusal, Result};

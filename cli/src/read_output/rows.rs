@@ -1,4 +1,4 @@
-//! Row collections of a read envelope (read-output §4.10): dot-path access, the row contract a
+//! Row collections of a read envelope: dot-path access, the row contract a
 //! surface declares, and the census of nested arrays that budget compaction may shorten.
 
 use std::collections::HashSet;

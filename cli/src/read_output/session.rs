@@ -1,4 +1,4 @@
-//! Caller-carried read sessions (read-output §4.9): strict state parsing, references for items
+//! Caller-carried read sessions (`--output-session`): strict state parsing, references for items
 //! already served, and the `read_session` receipt with the next state to carry.
 
 use std::collections::BTreeSet;

@@ -1,4 +1,4 @@
-//! The read-surface table (read-output §4.1–4.3, §4.5, §4.10): canonical surface names and their
+//! The read-surface table: canonical surface names and their
 //! spellings, legacy flags per dimension, projection modes, budget classes, declared row keys.
 
 use serde_json::{Map, Value};
@@ -283,7 +283,7 @@ impl Surface {
         }
     }
 
-    /// Returns the surface a command spelling resolves to (read-output §4.1): lowercase,
+    /// Returns the surface a command spelling resolves to: lowercase,
     /// whitespace collapsed, first word; `list-*` → list, `ctx` → context; `package catalog`
     /// and `package manage` name the package surfaces.
     pub fn resolve(command: &str) -> Option<Surface> {
@@ -310,7 +310,7 @@ impl Surface {
     /// Returns the budget class whose ceilings apply by default.
     ///
     /// comments, notes, files and docs read results use the read class: pm-cli keys the class
-    /// by command name and so budgets their reads like mutations (a quirk not copied, §9.2).
+    /// by command name and so budgets their reads like mutations (a pm-cli quirk we do not copy).
     pub fn budget_class(self) -> BudgetClass {
         match self {
             Surface::Health | Surface::Validate | Surface::Stats => BudgetClass::Governance,
@@ -371,7 +371,7 @@ impl Surface {
         }
     }
 
-    /// Returns the projection modes `--output-include` accepts on this surface (§4.3): the
+    /// Returns the projection modes `--output-include` accepts on this surface: the
     /// boolean include aliases that neither carry a value nor preserve other behaviour.
     pub fn projection_modes(self) -> Vec<&'static str> {
         self.legacy_flags(Dimension::Include)
@@ -393,7 +393,7 @@ impl Surface {
     }
 
     /// Returns the keys whose presence shows a result is this surface's envelope; without one
-    /// no row contract is attached (§4.10).
+    /// no row contract is attached.
     pub fn sentinel_keys(self) -> &'static [&'static str] {
         match self {
             Surface::Context => &["sections_included", "high_level", "low_level"],
@@ -530,7 +530,8 @@ mod tests {
         }
     }
 
-    /// The 22 projection-mode replacements of read-output §4.3.
+    /// The 22 projection modes per surface: each an `--output-include <mode>` that replaces a
+    /// boolean include flag.
     #[test]
     fn projection_mode_table() {
         let table: Vec<String> = Surface::ALL

@@ -20,7 +20,7 @@ pub enum Format {
 }
 
 impl Format {
-    /// Returns the format chosen by read-output §1.1: `--output-format`, then `--json`, then
+    /// Returns the chosen format, strongest first: `--output-format`, then `--json`, then
     /// the tracker's `output.default_format`, then TOON.
     pub fn resolve(
         explicit: Option<Format>,

@@ -48,7 +48,7 @@ fn compact(value: &Value) -> String {
 }
 
 /// Returns `rows` as CSV: a header line of `columns`, then one line per row, every line ended
-/// by CRLF (RFC 4180 §2). A field holding a comma, a double quote, CR or LF is quoted, quotes
+/// by CRLF (RFC 4180). A field holding a comma, a double quote, CR or LF is quoted, quotes
 /// doubled. No rows and no columns print nothing.
 pub fn csv(columns: &[String], rows: &[Value]) -> String {
     let mut out = String::new();

@@ -36,7 +36,7 @@ pub const SESSION_ORDER: [&str; 5] = [
 ];
 /// The session's token budget.
 pub const SESSION_BUDGET: u64 = 20_000;
-/// Keys a continuation page must not repeat (read-output §4.8.3).
+/// Keys a continuation page (`--after`) must not repeat.
 pub const PAGE_METADATA: [&str; 13] = [
     "applied_limit",
     "completeness",

@@ -1,5 +1,5 @@
-//! The context-intent calibration gate (index-ranking-bench §5.5): measurement on generated
-//! tiers and the approved-values rules.
+//! The context-intent calibration gate (a port of pm-cli's release calibration): measurement
+//! on generated tiers and the approved-values rules.
 
 pub mod gate;
 pub mod measure;

@@ -296,7 +296,7 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// Error families (the short names of `STYLE.md` §4); the CLI maps each to one exit code.
+/// Error families (short names such as `not_found`); the CLI maps each to one exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum ErrorFamily {

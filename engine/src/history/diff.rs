@@ -44,7 +44,7 @@ pub fn post_pass(before: &Value, ops: &mut [PatchOp]) {
     }
 }
 
-/// Returns the patch pm records for a mutation from `before` to `after` (§8.3): each side
+/// Returns the patch pm records for a mutation from `before` to `after`: each side
 /// wrapped by [`history_state`], then [`state_patch`].
 pub fn item_patch(before: &ItemDoc, after: &ItemDoc) -> Vec<PatchOp> {
     state_patch(&history_state(before), &history_state(after))

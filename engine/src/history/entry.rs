@@ -216,7 +216,7 @@ pub struct HistoryEntry {
     pub extra: Map<String, Value>,
 }
 
-/// The known keys in pm's write order (§8.1).
+/// The known keys of a history line, in pm's write order.
 const FIELD_ORDER: [&str; 16] = [
     "ts",
     "author",

@@ -1,4 +1,4 @@
-//! Replaying a stream from the empty document (§8.4): strict patch application, hash-epoch
+//! Replaying a stream from the empty document: strict patch application, hash-epoch
 //! selection, `before_hash`/`after_hash` verification per entry, and the drift check of an item
 //! file against its stream.
 
@@ -109,7 +109,7 @@ pub fn epoch_of(version: u32) -> HashEpoch {
     }
 }
 
-/// Replays `entries` from `{metadata: {}, body: ""}` and verifies every hash (§8.4).
+/// Replays `entries` from `{metadata: {}, body: ""}` and verifies every hash.
 ///
 /// Each patch is applied strictly. The epoch of an entry is its explicit `item_hash_version`,
 /// else the last explicit one before it, else v1 or v2, whichever verifies. Hash mismatches are

@@ -19,7 +19,7 @@ use crate::hash::HashEpoch;
 use crate::item::ItemDoc;
 use crate::tracker::{ItemFileRef, Tracker};
 
-/// The state of one history stream (§8.4 classification).
+/// The state of one history stream, as its replay classifies it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum StreamStatus {

@@ -1,4 +1,4 @@
-//! `history/_workspace.jsonl` (§8.6): the audited stream of tracker documents (settings,
+//! `history/_workspace.jsonl`: the audited stream of tracker documents (settings,
 //! schema, assurance). Replays to a synthetic workspace item and checks that every recorded
 //! document agrees with the file on disk.
 

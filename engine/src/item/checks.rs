@@ -1,4 +1,4 @@
-//! Read checks on item metadata (pm's `assertValidFrontMatter`, spec §4.1/§4.2/§10): what makes
+//! Read checks on item metadata (pm's `assertValidFrontMatter`): what makes
 //! an item file unreadable. Runs before canonicalization; messages follow pm's wording.
 
 use super::canon::js;
@@ -35,7 +35,7 @@ fn ensure(condition: bool, detail: &str) -> Check {
 }
 
 /// Runs every read check on `metadata` in pm's order and applies the runtime-field coercion
-/// of the schema in place (§3.3). The first failing check is returned.
+/// of the schema's custom fields in place. The first failing check is returned.
 ///
 /// # Errors
 /// Returns the first [`CheckFailure`].

@@ -63,7 +63,7 @@ pub fn find_conflict_marker(text: &str) -> Option<ConflictMarker> {
 }
 
 /// Parses an item file and returns what pm's `parseItemDocument` + `canonicalDocument`
-/// produce: read checks (§4.1, §10), runtime-field coercion, then canonicalization under
+/// produce: read checks, runtime-field coercion, then canonicalization under
 /// `schema`. Invalid UTF-8 is replaced with U+FFFD, as Node's `readFile(…, "utf8")` does.
 ///
 /// # Errors

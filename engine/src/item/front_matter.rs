@@ -1,4 +1,4 @@
-//! JSON-front-matter Markdown (`.md`) items, spec §6: splitting a file into its JSON object and
+//! JSON-front-matter Markdown (`.md`) items: splitting a file into its JSON object and
 //! body on read, and writing `JSON.stringify(meta, null, 2)` plus the body.
 
 use super::canon::js;

@@ -1,5 +1,5 @@
 //! The item metadata key tables: write order (`ITEM_METADATA_KEY_ORDER`) and the field classes
-//! that canonicalization applies (spec §4.3/§4.4). This is the only definition of these lists.
+//! that canonicalization applies. This is the only definition of these lists.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -83,7 +83,7 @@ pub const ITEM_METADATA_KEY_ORDER: &[&str] = &[
     "plan_steps",
 ];
 
-/// Required metadata fields (§4.1).
+/// Required metadata fields: a read fails without them.
 pub const REQUIRED_FIELDS: &[&str] = &[
     "id",
     "title",
@@ -330,7 +330,7 @@ pub fn key_rank(key: &str) -> Option<usize> {
     KEY_INFO.get(key).map(|i| i.rank)
 }
 
-/// Returns true if `key` is one of pm's static metadata keys (§4.4 table).
+/// Returns true if `key` is one of pm's static metadata keys (those of `ITEM_METADATA_KEY_ORDER`).
 pub fn is_static_key(key: &str) -> bool {
     KEY_INFO.contains_key(key)
 }

@@ -1,4 +1,4 @@
-//! List query semantics: every filter of `pm list` (read-output §3.1, index spec §2.2) and
+//! List query semantics: every filter of `pm list` (shared with `search`, `context` and `next`) and
 //! [`Query::matches`], the reference the index's SQL must reproduce exactly. No SQL, no clock:
 //! relative times are parsed by [`when`] against the caller's clock; aliases are resolved by
 //! the caller.

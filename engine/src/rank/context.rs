@@ -1,4 +1,4 @@
-//! `pm context` focus selection (index-ranking-bench §4.2): non-terminal items in critical
+//! `pm context` focus selection: non-terminal items in critical
 //! order, relevance-ranked, packed into `max(256, limit × 160)` tokens; the packed items with
 //! an active status form the focus list, those with a blocked status the blocked list.
 

@@ -1,4 +1,4 @@
-//! The critical-work order shared by `context` and `next` (index-ranking-bench §4.1): status
+//! The critical-work order shared by `context` and `next`: status
 //! rank, priority, explicit order, earliest deadline, most recently updated, id.
 
 use std::cmp::Ordering;

@@ -1,4 +1,4 @@
-//! Ranking (index-ranking-bench §3–4): the keyword search score and hit order, and the
+//! Ranking: the keyword search score and hit order, and the
 //! critical order, relevance signals, token packer and actionability behind `context` and
 //! `next`. Pure functions over summaries and documents; no I/O.
 

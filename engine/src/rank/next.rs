@@ -1,4 +1,4 @@
-//! `pm next` (index-ranking-bench §4.3): actionability (containers, ready, blocked), the
+//! `pm next`: actionability (containers, ready, blocked), the
 //! decision and held-by-others partitions, the ready ranking (leaves first, critical order,
 //! relevance re-rank), the packer over the ready queue, and the recommendation's reasons.
 

@@ -1,4 +1,4 @@
-//! The value-per-token packer of `context` and `next` (index-ranking-bench §4.1): required
+//! The value-per-token packer of `context` and `next`: required
 //! anchors first, then optional rows by best risk- and redundancy-adjusted value per identity
 //! token, then upgrades identity → summary → full by value per extra token.
 

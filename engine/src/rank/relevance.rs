@@ -1,4 +1,4 @@
-//! The relevance model of `context` and `next` (index-ranking-bench §4.1): twelve signals in
+//! The relevance model of `context` and `next`: twelve signals in
 //! [0, 1], the weighted score Σ(value·weight)/Σ(weight of present signals), and the ranking
 //! (score desc, then the structural baseline). Model id `default-weighted-v1`.
 

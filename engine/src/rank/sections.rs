@@ -1,4 +1,4 @@
-//! The optional `context` sections (read-output §3.4): which sections a depth or `--section`
+//! The optional `context` sections: which sections a depth or `--section`
 //! selects, and each section's rows computed from the item summaries. pm's exact section
 //! shapes are not in our references; these are ours, documented in `docs/reads.md`.
 
@@ -12,7 +12,7 @@ use crate::read::children::{is_container_type, parent_key};
 use crate::schema::RuntimeSchema;
 use crate::summary::{ItemSummary, StatusClass};
 
-/// Every section in pm's order (the omission receipt's order, read-output §5.1), which is
+/// Every section in pm's order (the order the omission receipt lists them in), which is
 /// also the order of `sections_included` and of the envelope keys.
 pub const SECTIONS: [&str; 11] = [
     "hierarchy",

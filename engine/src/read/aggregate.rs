@@ -1,4 +1,4 @@
-//! `pm aggregate` (read-output §3.15): items grouped by one or more fields with a count, and
+//! `pm aggregate`: items grouped by one or more fields with a count, and
 //! optionally completion, a sum and an average of a numeric field. Pure over
 //! [`AggregateRow`]s (what grouping reads of an item, from a summary or from index columns);
 //! filtering and rendering belong to callers.

@@ -1,4 +1,4 @@
-//! `pm get <id>` (read-output spec §3.2): one item at a depth, with its linked artifacts, claim
+//! `pm get <id>`: one item at a depth, with its linked artifacts, claim
 //! state, schedule and children rollup, the omission receipt, and its item hash.
 
 use serde::Serialize;
@@ -263,8 +263,8 @@ pub fn project_item(
     item
 }
 
-/// The candidate groups of §5.1 item 3, in declaration order; `true` marks item-level groups.
-/// Each can be requested by name (`--fields <name>`) whatever the depth.
+/// The field groups `get`'s omission receipt may declare, in declaration order; `true` marks
+/// item-level groups. Each can be requested by name (`--fields <name>`) whatever the depth.
 pub const FIELD_GROUPS: [(&str, bool); 13] = [
     ("body", true),
     ("comments", true),

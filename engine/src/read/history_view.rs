@@ -1,4 +1,4 @@
-//! `pm history <id>` (read-output spec §3.7): an item's stream as compact rows or raw entries,
+//! `pm history <id>`: an item's stream as compact rows or raw entries,
 //! optionally limited to the latest entries, and `--verify`: the chain replayed entry by entry,
 //! the torn tail and the current item file checked against the last `after_hash`.
 

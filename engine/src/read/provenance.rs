@@ -1,4 +1,4 @@
-//! Who recorded a history entry (read-output §3.7, §3.12): the provenance row of an entry,
+//! Who recorded a history entry: the provenance row of an entry,
 //! the `--harness` / `--agent-instance` filter, and the `--provenance-summary` rollup. One
 //! definition shared by `history` and `activity`.
 

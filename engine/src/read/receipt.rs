@@ -1,4 +1,4 @@
-//! pm's `omission_receipt` (read-output spec §5.1): which field groups a read left out and the
+//! pm's `omission_receipt`: which field groups a read left out and the
 //! flag that restores each. Every read result carries one, complete results included.
 
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! Runtime custom fields (storage spec §3.3, `schema/fields.json`): definition normalization,
+//! Runtime custom fields (`schema/fields.json`): definition normalization,
 //! lookups, and the read-side coercion of field values stored as top-level item keys.
 
 use super::token::{

@@ -1,4 +1,4 @@
-//! The runtime schema (storage spec §3): statuses, item types, custom fields, workflows and the
+//! The runtime schema: statuses, item types, custom fields, workflows and the
 //! unknown-field policy, built from settings plus the four `schema/*.json` files, and [`load`],
 //! the one entry point that reads a tracker's settings and schema together (read-only).
 

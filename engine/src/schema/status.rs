@@ -1,4 +1,4 @@
-//! The status registry (storage spec §3.1): six built-ins merged with `settings.schema.statuses`
+//! The status registry: six built-ins merged with `settings.schema.statuses`
 //! and `schema/statuses.json`, token normalization, the alias map, roles and lifecycle lookups.
 
 use super::token::{json_strings, locale_compare, normalize_status_token, normalize_string_list};

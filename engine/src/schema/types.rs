@@ -1,4 +1,4 @@
-//! The item-type registry (storage spec §1.3, §3.2): eleven built-ins overridden and extended by
+//! The item-type registry: eleven built-ins overridden and extended by
 //! `settings.item_types.definitions` and `schema/types.json`; names, aliases and type folders.
 
 use super::token::{js_trim, json_strings, locale_compare, normalize_string_list};

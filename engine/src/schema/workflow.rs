@@ -1,4 +1,4 @@
-//! Lifecycle workflow (storage spec §3.4): the six role → status mappings and per-type allowed
+//! Lifecycle workflow: the six role → status mappings and per-type allowed
 //! transitions from `settings.schema` and `schema/workflows.json`.
 
 use super::token::{locale_compare, normalize_status_token};

@@ -1,4 +1,4 @@
-//! Governance presets (storage spec §2.2): the knob table of `minimal`/`default`/`strict`,
+//! Governance presets: the knob table of `minimal`/`default`/`strict`,
 //! `custom` overrides, the knobs every preset preserves, and the persisted form.
 
 use crate::schema::token::js_trim;

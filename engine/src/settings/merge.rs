@@ -1,4 +1,4 @@
-//! Merging a validated settings.json document over pm's defaults (storage spec §2.1 step 4):
+//! Merging a validated settings.json document over pm's defaults (after key-by-key validation):
 //! two levels deep, `schema`/`item_types` replaced, governance resolved.
 
 use super::defaults::defaults_tree;

@@ -1,4 +1,4 @@
-//! `settings.json` (storage spec §2): the read algorithm (defaults, key-by-key validation,
+//! `settings.json`: the read algorithm (defaults, key-by-key validation,
 //! merge, legacy coercions, governance presets), typed accessors, the write gate, and the full
 //! and sparse writers. Reads never write; the caller passes environment overrides in.
 

@@ -1,4 +1,4 @@
-//! The one definition of every settings.json key's legal domain (storage spec §2.1, pm's
+//! The one definition of every settings.json key's legal domain (pm's
 //! dependency-free port of its zod schema, plus our stricter lock and size ranges). Checking a
 //! document against it is `check.rs`.
 

@@ -1,4 +1,4 @@
-//! settings.json serialization (storage spec §2.3): the full tree `pm init` writes and the sparse
+//! settings.json serialization: the full tree `pm init` writes and the sparse
 //! rewrite of the user's own document; both pretty JSON plus `\n` in pm's fixed key orders.
 
 use super::governance::Governance;

@@ -1,4 +1,4 @@
-//! pm's stdout TOON renderer (read-output spec §1.3): a compaction pre-pass, then a walk that
+//! pm's stdout TOON renderer: a compaction pre-pass, then a walk that
 //! prints raw keys and JSON-quoted scalars, handing tabular arrays to [`super::encode`]. It is
 //! not decodable TOON in general and is used only for command output, never for files.
 

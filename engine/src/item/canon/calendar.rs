@@ -1,5 +1,5 @@
 //! Canonical forms of the calendar collections: `reminders` and `events` with their recurrence
-//! rules (spec §4.3).
+//! rules.
 
 use super::{js, non_empty, object_entries, str_or_empty};
 use crate::collate::locale_compare;

@@ -1,5 +1,5 @@
 //! Canonical forms of the link collections: `dependencies`, `comments`/`notes`/`learnings`,
-//! `files` and `docs` (spec §4.3). Each returns `None` when the collection ends up empty.
+//! `files` and `docs`. Each returns `None` when the collection ends up empty.
 
 use super::{js, non_empty, object_entries, pick, str_or_empty};
 use crate::collate::locale_compare;

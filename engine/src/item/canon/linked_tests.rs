@@ -1,5 +1,5 @@
 //! Canonical forms of `tests` (linked test commands) and `test_runs` (recorded run summaries),
-//! plus the legacy `tests` order that hash epoch 1 applies (spec §4.3, §8.2).
+//! plus the legacy `tests` order that hash epoch 1 applies.
 
 use super::collections::normalize_path;
 use super::{js, non_empty, object_entries, object_from_entries, pick, str_or_empty};

@@ -1,5 +1,5 @@
-//! Canonicalization of item documents (pm's `normalizeItemMetadata` + `normalizeBody`, spec
-//! §4.3): the one place that decides what a stored, hashed item looks like. Pure and infallible.
+//! Canonicalization of item documents (pm's `normalizeItemMetadata` + `normalizeBody`):
+//! the one place that decides what a stored, hashed item looks like. Pure and infallible.
 
 mod calendar;
 mod collections;
@@ -16,9 +16,9 @@ use super::keys::{self, FieldRule, ITEM_METADATA_KEY_ORDER};
 use crate::collate::locale_compare;
 use serde_json::{Map, Value};
 
-/// Returns the canonical form of `doc` under `schema`: metadata rebuilt by the §4.3 rules in
-/// `ITEM_METADATA_KEY_ORDER` (unknown keys after, sorted with `localeCompare`) and the body
-/// normalized. Idempotent.
+/// Returns the canonical form of `doc` under `schema`: metadata rebuilt by pm's
+/// normalization rules in `ITEM_METADATA_KEY_ORDER` (unknown keys after, sorted with
+/// `localeCompare`) and the body normalized. Idempotent.
 pub fn canonicalize(doc: &ItemDoc, schema: &CanonSchema) -> ItemDoc {
     // Clone entry by entry rather than the whole map: the source's hash index is never needed.
     let entries = doc.metadata.iter().map(|(k, v)| (k.clone(), v.clone()));
@@ -36,7 +36,7 @@ pub fn canonicalize_owned(doc: ItemDoc, schema: &CanonSchema) -> ItemDoc {
     }
 }
 
-/// Returns the registry-free canonical form used for hashing (§8.2): no status registry, no
+/// Returns the registry-free canonical form used for hashing: no status registry, no
 /// runtime-field coercion. Idempotent, and a no-op on documents already canonicalized with a
 /// schema.
 pub fn canonicalize_for_hash(doc: &ItemDoc) -> ItemDoc {

@@ -1,5 +1,5 @@
 //! Canonical forms of the plan collections: `plan_steps`, `plan_decisions`, `plan_discoveries`
-//! and `plan_validation` (spec §4.3). Invalid entries are dropped, strings trimmed.
+//! and `plan_validation`. Invalid entries are dropped, strings trimmed.
 
 use super::collections::normalize_path;
 use super::{js, non_empty, object_entries};

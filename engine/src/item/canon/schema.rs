@@ -70,14 +70,14 @@ impl<'a> CanonSchema<'a> {
             || self.extension_fields.iter().any(|k| k == key)
     }
 
-    /// Applies runtime-field coercion (§3.3) in place to the fields present in `metadata`.
+    /// Applies runtime-field coercion in place to the fields present in `metadata`.
     pub(crate) fn coerce_fields(&self, metadata: &mut Map<String, Value>) {
         if let Some(fields) = self.fields {
             fields.coerce(metadata);
         }
     }
 
-    /// Checks runtime fields for a read (§3.3 steps 1–2): a required field (for this item type)
+    /// Checks runtime fields for a read: a required field (for this item type)
     /// must be present; present fields are coerced in place.
     ///
     /// # Errors

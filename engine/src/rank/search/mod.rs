@@ -1,4 +1,4 @@
-//! pm's keyword search (index-ranking-bench §3.1): the searchable text of an item ([`text`]),
+//! pm's keyword search (the default search mode): the searchable text of an item ([`text`]),
 //! its score ([`score`]), the hit order ([`order`]), inline filters ([`inline`]) and
 //! `--highlight` snippets ([`highlight`]). Pure functions; candidate selection and paging
 //! belong to callers.

@@ -1,4 +1,4 @@
-//! pm's keyword score over a [`SearchText`] (index-ranking-bench §3.1): substring counts per
+//! pm's keyword score over a [`SearchText`]: substring counts per
 //! field times its weight, the exact-title-token bonus, the all-terms bonus, phrase bonuses and
 //! exact-id scores, plus the hard filters of a search (title-exact, phrase, `and`, threshold).
 //! Scoring allocates nothing per candidate unless the query is a multi-word phrase.

@@ -1,4 +1,4 @@
-//! The searchable text of an item (index-ranking-bench §3.1): which metadata each of the twelve
+//! The searchable text of an item for keyword search: which metadata each of the twelve
 //! document fields reads, lowercased once. The only definition of that extraction: the scan
 //! path derives it from parsed documents, the index stores exactly this value.
 

@@ -1,4 +1,4 @@
-//! `pm deps <id>` (read-output §3.10): an item's declared dependencies followed transitively,
+//! `pm deps <id>`: an item's declared dependencies followed transitively,
 //! as a tree (repeated nodes collapsible, cycles marked and not expanded), a breadth-first
 //! node/edge graph, or a directional, kind-filtered, resumable context graph. Edges are the
 //! `dependencies[]` rows (via = their kind), the scalar `blocked_by`, and a parent that names

@@ -1,4 +1,4 @@
-//! `pm health` tracker checks (read-output spec §3.8): settings, directories, settings values,
+//! `pm health` tracker checks: settings, directories, settings values,
 //! storage, locks, integrity and history drift, in pm's order and detail keys. Each check returns
 //! its findings; advisory findings leave the check `ok`, gate-failing ones make it `warn`.
 

@@ -1,4 +1,4 @@
-//! The `history_drift` check (storage spec §8.4): every stream's chain, every item file against
+//! The `history_drift` check: every stream's chain replayed and verified, every item file against
 //! its stream's last `after_hash`, and the workspace stream with its documents; pm's keys first,
 //! then ours (`streams_checked`, `drift_rows`, `counts.unreadable_items`,
 //! `counts.interrupted_deletes`).

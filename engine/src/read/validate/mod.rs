@@ -1,4 +1,4 @@
-//! `pm validate` (read-output spec §3.9): reads every item once (in parallel), runs the
+//! `pm validate`: reads every item once (in parallel), runs the
 //! requested checks, and builds pm's envelope: checks with details, sorted warning codes and the
 //! diagnostic-row projection. One file per check family; rendering stays in the CLI.
 
