@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use pm_engine::Error;
 use pm_engine::history::{StreamRead, parse_stream, parse_stream_heads};
 
-use crate::history_fuzz::{json_value, op_value};
+use crate::history_fuzz::{json_value, op_value, text};
 
 /// One way to damage a history line.
 #[derive(Clone, Debug)]
@@ -204,4 +204,137 @@ pub fn check_stream(bytes: &[u8]) -> Option<StreamRead> {
         }
     }
     parsed.ok()
+}
+
+/// Every key `HistoryEntry` types.
+const ENTRY_KEYS: &[&str] = &[
+    "ts",
+    "author",
+    "author_source",
+    "agent_harness",
+    "agent_model",
+    "agent_model_source",
+    "agent_instance",
+    "agent_provenance",
+    "agent_episode",
+    "op",
+    "patch",
+    "before_hash",
+    "after_hash",
+    "item_hash_version",
+    "message",
+    "context",
+];
+
+/// A JSON object shaped like a history entry: each known key absent, well typed (mostly) or
+/// of any JSON type, `item_hash_version` legal or not, extra keys, in any order.
+pub fn entry_object() -> BoxedStrategy<Value> {
+    fn slot(well_typed: BoxedStrategy<Value>) -> BoxedStrategy<Option<Value>> {
+        prop_oneof![
+            1 => Just(None),
+            16 => well_typed.prop_map(Some),
+            1 => json_value().prop_map(Some),
+        ]
+        .boxed()
+    }
+    fn optional(well_typed: BoxedStrategy<Value>) -> BoxedStrategy<Option<Value>> {
+        prop_oneof![
+            4 => Just(None),
+            3 => well_typed.prop_map(Some),
+            1 => json_value().prop_map(Some),
+        ]
+        .boxed()
+    }
+    let string = || text().prop_map(Value::String).boxed();
+    let hash = || prop_oneof!["[0-9a-f]{64}".prop_map(Value::String), string()].boxed();
+    let required = (
+        slot(string()),
+        slot(string()),
+        slot(string()),
+        slot(hash()),
+        slot(hash()),
+        slot(vec(op_value(), 0..4).prop_map(Value::Array).boxed()),
+    );
+    let version = select(vec![
+        None,
+        Some(json!(1)),
+        Some(json!(2)),
+        Some(json!(2.0)),
+        Some(json!(null)),
+        Some(json!(3)),
+        Some(json!("2")),
+        Some(json!(1.5)),
+    ]);
+    let strings = vec(optional(string()), 6);
+    let structured = vec(optional(json_value()), 3);
+    let extra = vec(("[a-z_]{1,10}|x-[A-Z]{1,3}", json_value()), 0..3);
+    (required, version, strings, structured, extra)
+        .prop_flat_map(
+            |((ts, author, op, before, after, patch), version, strings, structured, extra)| {
+                let known = [
+                    ("ts", ts),
+                    ("author", author),
+                    ("op", op),
+                    ("before_hash", before),
+                    ("after_hash", after),
+                    ("patch", patch),
+                    ("item_hash_version", version),
+                ];
+                let optional_names = [
+                    "author_source",
+                    "agent_harness",
+                    "agent_model",
+                    "agent_model_source",
+                    "agent_instance",
+                    "message",
+                    "agent_provenance",
+                    "agent_episode",
+                    "context",
+                ];
+                let mut members: Vec<(String, Value)> = known
+                    .into_iter()
+                    .chain(
+                        optional_names
+                            .into_iter()
+                            .zip(strings.into_iter().chain(structured)),
+                    )
+                    .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
+                    .collect();
+                members.extend(
+                    extra
+                        .into_iter()
+                        .filter(|(k, _)| !ENTRY_KEYS.contains(&k.as_str())),
+                );
+                Just(members).prop_shuffle()
+            },
+        )
+        .prop_map(|members| Value::Object(members.into_iter().collect()))
+        .boxed()
+}
+
+/// Returns whether `HistoryEntry::from_value` must accept `value`, by the rules of the line
+/// format: the five required strings, a `patch` array of operations (`op` and `path`
+/// strings, `from` absent, a string or null), `item_hash_version` absent, null, 1 or 2.
+pub fn is_valid_entry(value: &Value) -> bool {
+    let Some(map) = value.as_object() else {
+        return false;
+    };
+    let strings = ["ts", "author", "op", "before_hash", "after_hash"]
+        .iter()
+        .all(|k| map.get(*k).is_some_and(Value::is_string));
+    let op_ok = |op: &Value| {
+        op.get("op").is_some_and(Value::is_string)
+            && op.get("path").is_some_and(Value::is_string)
+            && op.get("from").is_none_or(|f| f.is_string() || f.is_null())
+    };
+    let patch = map
+        .get("patch")
+        .and_then(Value::as_array)
+        .is_some_and(|ops| ops.iter().all(op_ok));
+    let version = match map.get("item_hash_version") {
+        None | Some(Value::Null) => true,
+        Some(Value::Number(n)) => matches!(n.as_f64(), Some(v) if v == 1.0 || v == 2.0),
+        Some(_) => false,
+    };
+    strings && patch && version
 }

@@ -20,5 +20,6 @@ mod test_read_corpus;
 mod test_scan_corpus;
 mod test_settings_props;
 mod test_toon_corpus;
+mod test_toon_oracle;
 mod test_toon_props;
 mod test_tracker_corpus;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 type TestResult = Result<(), Box<dyn Error>>;
 
 /// Collects every `.toon` file below `dir`, sorted.
-fn toon_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub fn toon_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

@@ -387,11 +387,11 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
 }
 
 /// JavaScript `===` on two numbers (both are IEEE doubles there).
+///
+/// Integers past 2^53 compare as the doubles JavaScript parses them to, so two literals that
+/// round to the same double are equal (`9007199254740993 === 9007199254740992`).
 pub fn number_equal(a: &serde_json::Number, b: &serde_json::Number) -> bool {
-    match (a.as_i64(), b.as_i64()) {
-        (Some(x), Some(y)) => x == y,
-        _ => a.as_f64() == b.as_f64(),
-    }
+    a.as_f64() == b.as_f64()
 }
 
 #[cfg(test)]
@@ -607,5 +607,29 @@ mod tests {
         ));
         assert!(!json_equal(&json!([1, 2]), &json!([2, 1])));
         assert!(!json_equal(&json!({"a": null}), &json!({})));
+    }
+
+    /// Regression: integers past 2^53 compared exactly, where JavaScript (and so pm-cli's
+    /// `test` operation and patch generation) sees the one double both literals parse to.
+    #[test]
+    fn integers_past_two_pow_53_compare_as_doubles() {
+        let big = |n: i64| serde_json::Number::from(n);
+        assert!(number_equal(
+            &big(-9_023_331_431_145_751),
+            &big(-9_023_331_431_145_752)
+        ));
+        assert!(number_equal(
+            &serde_json::Number::from(9_007_199_254_740_993u64),
+            &big(9_007_199_254_740_992)
+        ));
+        assert!(!number_equal(
+            &big(9_007_199_254_740_991),
+            &big(9_007_199_254_740_990)
+        ));
+        let mut doc = json!({"n": 9_007_199_254_740_993u64});
+        let test = PatchOp::from_value(
+            json!({"op": "test", "path": "/n", "value": 9_007_199_254_740_992u64}),
+        );
+        assert_eq!(test.map(|op| apply_op(&mut doc, &op)), Ok(Ok(())));
     }
 }
