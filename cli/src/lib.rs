@@ -103,7 +103,10 @@ pub fn run_with(
         .clone_from(&ctx.settings_issues);
     // The secret guard runs before the command, as pm's preflight does: its warnings come
     // first on stderr in every output format, and a block refuses before anything is written.
-    match commands::guard::preflight(&ctx, &cli.command, &matches) {
+    let guarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        commands::guard::preflight(&ctx, &cli.command, &matches)
+    }));
+    match guarded.unwrap_or_else(|payload| Err(failure::from_panic(&*payload))) {
         Ok(warnings) => {
             for warning in warnings {
                 let _ = writeln!(stderr, "warning:{warning}");
