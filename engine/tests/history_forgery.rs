@@ -229,22 +229,18 @@ const ENTRY_KEYS: &[&str] = &[
 /// A JSON object shaped like a history entry: each known key absent, well typed (mostly) or
 /// of any JSON type, `item_hash_version` legal or not, extra keys, in any order.
 pub fn entry_object() -> BoxedStrategy<Value> {
-    fn slot(well_typed: BoxedStrategy<Value>) -> BoxedStrategy<Option<Value>> {
+    /// Absent, well typed or of any JSON type, by the given weights.
+    fn member(weights: [u32; 3], well_typed: BoxedStrategy<Value>) -> BoxedStrategy<Option<Value>> {
+        let [absent, typed, any] = weights;
         prop_oneof![
-            1 => Just(None),
-            16 => well_typed.prop_map(Some),
-            1 => json_value().prop_map(Some),
+            absent => Just(None),
+            typed => well_typed.prop_map(Some),
+            any => json_value().prop_map(Some),
         ]
         .boxed()
     }
-    fn optional(well_typed: BoxedStrategy<Value>) -> BoxedStrategy<Option<Value>> {
-        prop_oneof![
-            4 => Just(None),
-            3 => well_typed.prop_map(Some),
-            1 => json_value().prop_map(Some),
-        ]
-        .boxed()
-    }
+    let slot = |typed| member([1, 16, 1], typed);
+    let optional = |typed| member([4, 3, 1], typed);
     let string = || text().prop_map(Value::String).boxed();
     let hash = || prop_oneof!["[0-9a-f]{64}".prop_map(Value::String), string()].boxed();
     let required = (

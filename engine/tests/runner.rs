@@ -3,6 +3,8 @@
 // Generators and invariants of the history and file property tests.
 mod history_forgery;
 mod history_fuzz;
+// Value generators of the TOON property and oracle tests.
+mod toon_values;
 
 mod test_bench_corpus;
 mod test_file_props;

@@ -79,7 +79,7 @@ fn every_corpus_line_parses_and_round_trips() -> TestResult {
     assert_eq!(workspace_lines, WORKSPACE_LINES);
     assert_eq!(
         legacy_ops, 63_480,
-        "patch paths under /front_matter (spec §8.1)"
+        "legacy patch paths under /front_matter, read as /metadata"
     );
     Ok(())
 }

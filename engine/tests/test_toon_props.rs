@@ -6,35 +6,7 @@ use pm_engine::toon::{decode, encode};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
-/// Keys: identifiers plus ones that must be quoted or are array indices.
-fn key() -> impl Strategy<Value = String> {
-    prop_oneof![
-        3 => "[a-z_][a-z0-9_.]{0,8}",
-        1 => prop::sample::select(vec![
-            "", "a b", "0", "1", "10", "01", "-k", "#k", "é", "a:b", "x,y", "\"q", "[k]", "{k}", "k\\", "true", "1e3",
-            " lead", "tab\t", "new\nline",
-        ])
-        .prop_map(str::to_string),
-        1 => "[ -~é😀]{0,6}",
-    ]
-}
-
-/// Strings full of the characters TOON must quote or escape.
-fn text() -> impl Strategy<Value = String> {
-    prop_oneof![
-        3 => "[a-zA-Z0-9 ]{0,12}",
-        2 => prop::collection::vec(
-            prop::sample::select(vec![
-                "a", "Z", " ", "  ", ",", ":", "\"", "\\", "\n", "\r", "\t", "[", "]", "{", "}", "-", "- ", "#",
-                "|", "é", "😀", "\u{1}", "\u{7f}", "\u{a0}", "\u{2028}", "true", "null", "05", "1e5", "-0", "1.5",
-                "2026-08-22T10:00:00.000Z", "[]", "{}", "pm-a1b2",
-            ]),
-            0..6,
-        )
-        .prop_map(|parts| parts.concat()),
-        1 => any::<String>(),
-    ]
-}
+use crate::toon_values::{key, text, uniform_rows_of};
 
 fn number() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -65,40 +37,10 @@ fn primitive() -> impl Strategy<Value = Value> {
     ]
 }
 
-/// Arrays of objects sharing one key set (so the encoder picks a table), optionally with a
-/// nested uniform object column (a `g{c1,c2}` group).
-fn uniform_rows() -> impl Strategy<Value = Value> {
-    (prop::collection::vec(key(), 1..4), 1usize..4, any::<bool>()).prop_flat_map(
-        |(keys, rows, nested)| {
-            let width = keys.len();
-            prop::collection::vec(
-                (
-                    prop::collection::vec(primitive(), width),
-                    primitive(),
-                    primitive(),
-                ),
-                rows,
-            )
-            .prop_map(move |cells| {
-                let rows = cells
-                    .into_iter()
-                    .map(|(values, p, q)| {
-                        let mut row: Map<String, Value> =
-                            keys.iter().cloned().zip(values).collect();
-                        if nested {
-                            let group: Map<String, Value> =
-                                [("p".to_string(), p), ("q".to_string(), q)]
-                                    .into_iter()
-                                    .collect();
-                            row.insert("grp".to_string(), Value::Object(group));
-                        }
-                        Value::Object(row)
-                    })
-                    .collect();
-                Value::Array(rows)
-            })
-        },
-    )
+/// Arrays of objects sharing one key set (so the encoder picks a table), with pm-normalized
+/// number cells.
+fn uniform_rows() -> BoxedStrategy<Value> {
+    uniform_rows_of(primitive().boxed())
 }
 
 fn value() -> impl Strategy<Value = Value> {
