@@ -18,6 +18,7 @@ mod test_crash;
 mod test_drift_recovery;
 mod test_error_echo;
 mod test_events;
+mod test_filters;
 mod test_findings;
 mod test_forgotten_files;
 mod test_generation_race;

@@ -1,14 +1,14 @@
 //! `pm aggregate`: grouped item counts for governance queries, with
 //! optional completion, sum and average, over the list-style filters; rows are `groups`.
 
-use pm_engine::query::Query;
 use pm_engine::read::aggregate::{AggregateSpec, GroupField, NumericTotal, aggregate};
 use pm_engine::schema::load;
 use pm_engine::{Error, Result};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
-use super::rank_filters::{ItemFilterArgs, csv_values, status_filter};
+use super::list_filters::{EchoStyle, Filters, SelectArgs, StatusArgs};
+use super::rank_filters::split_values;
 use crate::ctx::Ctx;
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
@@ -46,13 +46,13 @@ pub struct AggregateArgs {
     #[arg(long)]
     pub include_unparented: bool,
 
-    /// Keep items with these statuses (comma-separated or repeated; default all)
-    #[arg(long, value_name = "STATUS")]
-    pub status: Vec<String>,
+    /// The status scope (default: every status).
+    #[command(flatten)]
+    pub status: StatusArgs,
 
     /// Item filters.
     #[command(flatten)]
-    pub filters: ItemFilterArgs,
+    pub filters: SelectArgs,
 }
 
 /// The `aggregate` result after the read-output layer.
@@ -68,11 +68,8 @@ pub fn cmd_aggregate(ctx: &Ctx, args: &AggregateArgs) -> Result<AggregateOutput>
     let tracker = ctx.tracker()?;
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
-    let mut query = Query {
-        status: status_filter(schema, &args.status)?,
-        ..Query::default()
-    };
-    args.filters.apply(schema, &mut query)?;
+    let view = Filters::new(&args.filters);
+    let query = view.to_query(args.status.filter(schema)?, schema, &|| ctx.clock.now_ms())?;
     let index = Index::open(&tracker, schema, index_options(ctx));
     let (rows, _) = index.aggregate_rows(&query, &spec)?;
     let result = aggregate(&rows, &spec);
@@ -109,17 +106,9 @@ pub fn cmd_aggregate(ctx: &Ctx, args: &AggregateArgs) -> Result<AggregateOutput>
     filters.insert("sum".into(), json!(spec.sum));
     filters.insert("avg".into(), json!(spec.avg));
     filters.insert("include_unparented".into(), json!(spec.include_unparented));
-    let status = csv_values(&args.status);
-    filters.insert(
-        "status".into(),
-        if status.is_empty() {
-            Value::Null
-        } else {
-            json!(status.join(","))
-        },
-    );
-    filters.extend(args.filters.echo());
-    filters.insert("parent".into(), json!(args.filters.parent));
+    let status = args.status.echo().unwrap_or(Value::Null);
+    filters.insert("status".into(), status);
+    filters.extend(view.echo_values(EchoStyle::Every));
     let envelope = json!({
         "groups": groups,
         "count": result.groups.len(),
@@ -148,7 +137,7 @@ fn spec_of(args: &AggregateArgs) -> Result<AggregateSpec> {
             .collect::<Vec<_>>()
     };
     let mut group_by = Vec::new();
-    for token in csv_values(std::slice::from_ref(&args.group_by)) {
+    for token in split_values(std::slice::from_ref(&args.group_by)) {
         let field = GroupField::parse(&token).ok_or_else(|| Error::InvalidArgument {
             field: "--group-by".into(),
             value: token.clone(),

@@ -17,8 +17,8 @@ use serde_json::{Map, Value, json};
 
 use super::agenda::agenda;
 use super::context_sections;
+use super::list_filters::{EchoStyle, Filters, SelectArgs};
 use super::next::{budget_or, positive_or};
-use super::rank_filters::ItemFilterArgs;
 use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
 use crate::ctx::Ctx;
 use crate::progress::index_options;
@@ -70,9 +70,9 @@ pub struct ContextArgs {
     #[arg(long, value_name = "CURSOR")]
     pub after: Option<String>,
 
-    /// Item filters.
+    /// Item filters (`--parent` scopes the read to the item's subtree).
     #[command(flatten)]
-    pub filters: ItemFilterArgs,
+    pub filters: SelectArgs,
 
     /// Token budget of the packer (default max(256, limit×160))
     #[arg(long, value_name = "N")]
@@ -133,21 +133,10 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         "--stale-threshold",
         defaults.stale_threshold_days,
     )?;
-    let mut query = Query {
-        status: StatusFilter::NonTerminal,
-        ..Query::default()
-    };
-    let parent = args
-        .filters
-        .parent
-        .as_deref()
-        .map(str::trim)
-        .filter(|p| !p.is_empty());
-    ItemFilterArgs {
-        parent: None,
-        ..args.filters.clone()
-    }
-    .apply(schema, &mut query)?;
+    let view = Filters::new(&args.filters);
+    let mut query = view.to_query(StatusFilter::NonTerminal, schema, &|| ctx.clock.now_ms())?;
+    // The parent scopes the read to a subtree (`Scope`) instead of filtering children.
+    let parent = query.parent.take();
     let all_statuses = Query {
         status: StatusFilter::All,
         ..query.clone()
@@ -163,7 +152,7 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         Some(_) => Hierarchy::new(&corpus.items),
         None => Hierarchy::default(),
     };
-    let scope = Scope::of(&corpus.items, &hierarchy, parent)?;
+    let scope = Scope::of(&corpus.items, &hierarchy, parent.as_deref())?;
     let listed = scope.select(&corpus.items, &corpus.matches);
     let author = ctx
         .author
@@ -267,12 +256,11 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         "window".into(),
         json!({"anchor": now, "start": now, "end": null, "past": false, "from": null, "to": null}),
     );
-    let mut filters = args.filters.echo();
-    filters.insert(
-        "limit".into(),
-        args.limit.as_deref().map_or(Value::Null, |l| json!(l)),
-    );
-    filters.insert("parent".into(), parent.map_or(Value::Null, |p| json!(p)));
+    let mut filters = view.echo_values(EchoStyle::Every);
+    // pm's context prints `limit` between the selectors and `parent`.
+    let at = (filters.keys().position(|k| k == "parent")).unwrap_or(filters.len());
+    let limit_echo = args.limit.as_deref().map_or(Value::Null, |l| json!(l));
+    filters.shift_insert(at, "limit".into(), limit_echo);
     filters.insert("token_budget".into(), json!(token_budget));
     filters.insert("runtime_filters".into(), json!({}));
     env.insert("filters".into(), Value::Object(filters));
@@ -368,17 +356,9 @@ fn agenda_rows<'a>(
 
 /// The query-semantic options of a context read (its filters and budget), for the cursor.
 fn fingerprint_options(args: &ContextArgs) -> Value {
-    let mut m = Map::new();
-    for (k, v) in args.filters.echo() {
-        if !v.is_null() {
-            m.insert(k, v);
-        }
-    }
-    if let Some(p) = &args.filters.parent {
-        m.insert("parent".into(), json!(p));
-    }
+    let mut m = Filters::new(&args.filters).echo_values(EchoStyle::GivenJoined);
     if let Some(t) = &args.token_budget {
-        m.insert("tokenBudget".into(), json!(t));
+        m.insert("token_budget".into(), json!(t));
     }
     Value::Object(m)
 }

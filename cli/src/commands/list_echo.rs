@@ -1,11 +1,31 @@
-//! The `filters` echo of `pm list` (status, selectors, paging, presentation) and the query
-//! contract its cursors are bound to.
+//! The `filters` echo of `pm list` (status, the filters of the one front-end, paging,
+//! presentation) and the query contract its cursors are bound to.
 
 use pm_engine::query::Sort;
 use serde_json::{Map, Value, json};
 
 use super::list::{ListArgs, ListSpelling, sort_name};
-use super::list_filters::StatusScope;
+use super::list_filters::{EchoStyle, ListFilterArgs, StatusScope};
+
+impl ListFilterArgs {
+    /// Appends the echo of the given value filters, `type` to `release` (the keys before the
+    /// paging options); pm's list prints `parent` between `assignee_filter` and `sprint`.
+    pub fn echo_selectors(&self, out: &mut Map<String, Value>) {
+        let mut values = self.filters().echo_values(EchoStyle::Given);
+        if let Some(parent) = values.shift_remove("parent") {
+            let at = (values.keys())
+                .position(|k| k == "sprint" || k == "release")
+                .unwrap_or(values.len());
+            values.shift_insert(at, "parent".into(), parent);
+        }
+        out.extend(values);
+    }
+
+    /// Appends the echo of the switches that are on (gaps, content, `today`/`recent`).
+    pub fn echo_switches(&self, out: &mut Map<String, Value>) {
+        out.extend(self.filters().echo_switches());
+    }
+}
 
 /// `status` and `blocked_semantics`, the first keys of the `filters` echo.
 pub(super) fn echo_status(

@@ -1,19 +1,33 @@
-//! The item filters `list`, `search`, `context` and `next` share (list parity):
-//! clap arguments, their translation into an engine `Query`, and pm's echo.
-//! Filter semantics live in `pm_engine::query`; this file only parses and validates values.
+//! The one filter front-end of the item reads (`list`, `search`, `context`, `next`,
+//! `aggregate`): the clap groups of the filter flags, the [`Filters`] a command assembles from
+//! the groups it offers, the engine `Query` they build and the echo of what was given. Values
+//! are parsed in `rank_filters.rs` (one parser per kind); what a filter means is
+//! `pm_engine::query`.
 
+use pm_engine::Result;
 use pm_engine::clock::EpochMs;
-use pm_engine::query::{Assignment, ContentFilter, Query, StatusFilter, TimeWindow};
+use pm_engine::query::{ContentFilter, Query, StatusFilter, TimeWindow, parse_when};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::{Error, Result};
 use serde_json::{Map, Value, json};
 
 pub use super::list_switches::{ContentArgs, MissingArgs};
-use pm_engine::query::parse_when;
+pub use super::rank_filters::{StatusScope, status_scope};
+use super::rank_filters::{
+    assignees, assignment, invalid, item_id, item_ids, priorities, split_tags, split_values,
+    time_bound, types,
+};
 
-/// The selectors every item read accepts (`context` and `next` use only these).
+/// `--status`: `list`, `search` and `aggregate`.
 #[derive(Clone, Debug, Default, clap::Args)]
-pub struct FilterArgs {
+pub struct StatusArgs {
+    /// Keep items with these statuses, or all (repeatable or comma-separated)
+    #[arg(long = "status", value_name = "STATUS")]
+    pub statuses: Vec<String>,
+}
+
+/// The selectors every item read offers.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct SelectArgs {
     /// Keep items of these types (repeatable or comma-separated)
     #[arg(long = "type", value_name = "TYPE")]
     pub types: Vec<String>,
@@ -23,7 +37,7 @@ pub struct FilterArgs {
     pub tags: Vec<String>,
 
     /// Keep items with these priorities, 0 (highest) to 4 (repeatable or comma-separated)
-    #[arg(long = "priority", value_name = "0-4")]
+    #[arg(long = "priority", value_name = "0-4", allow_negative_numbers = true)]
     pub priorities: Vec<String>,
 
     /// Keep items assigned to these assignees (repeatable or comma-separated)
@@ -34,10 +48,6 @@ pub struct FilterArgs {
     #[arg(long, value_name = "assigned|unassigned")]
     pub assignee_filter: Option<String>,
 
-    /// Keep children of this item (scalar parent or a hierarchy dependency edge)
-    #[arg(long, value_name = "ID")]
-    pub parent: Option<String>,
-
     /// Keep items of these sprints (repeatable or comma-separated)
     #[arg(long = "sprint", value_name = "SPRINT")]
     pub sprints: Vec<String>,
@@ -45,24 +55,15 @@ pub struct FilterArgs {
     /// Keep items of these releases (repeatable or comma-separated)
     #[arg(long = "release", value_name = "RELEASE")]
     pub releases: Vec<String>,
+
+    /// Keep children of this item, case-insensitive (scalar parent or a hierarchy dependency edge; context and next: its subtree)
+    #[arg(long, value_name = "ID")]
+    pub parent: Option<String>,
 }
 
-/// Every filter of `pm list` (and `pm search`): status scope, selectors, ids, date windows,
-/// content presence and governance gaps.
+/// Date windows: `list` and `search`.
 #[derive(Clone, Debug, Default, clap::Args)]
-pub struct ListFilterArgs {
-    /// Keep items with these statuses, or all (repeatable or comma-separated)
-    #[arg(long = "status", value_name = "STATUS")]
-    pub statuses: Vec<String>,
-
-    /// The shared selectors.
-    #[command(flatten)]
-    pub select: FilterArgs,
-
-    /// Keep only these item ids (repeatable or comma-separated)
-    #[arg(long = "ids", value_name = "IDS")]
-    pub ids: Vec<String>,
-
+pub struct WindowArgs {
     /// Keep items due before this time (ISO or relative: -7d, +2w, 12h, 3m)
     #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub deadline_before: Option<String>,
@@ -86,7 +87,11 @@ pub struct ListFilterArgs {
     /// Keep items created before this time (ISO or relative)
     #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
     pub created_before: Option<String>,
+}
 
+/// `--today` and `--recent`: `list`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct RecencyArgs {
     /// Keep items updated since midnight (UTC)
     #[arg(long)]
     pub today: bool,
@@ -94,6 +99,31 @@ pub struct ListFilterArgs {
     /// Keep items updated in the last 7 days (same as --updated-after -7d)
     #[arg(long)]
     pub recent: bool,
+}
+
+/// Every filter of `pm list`: status scope, selectors, ids, date windows, content presence and
+/// governance gaps.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ListFilterArgs {
+    /// The status scope.
+    #[command(flatten)]
+    pub status: StatusArgs,
+
+    /// The shared selectors.
+    #[command(flatten)]
+    pub select: SelectArgs,
+
+    /// Keep only these item ids (repeatable or comma-separated)
+    #[arg(long = "ids", value_name = "IDS")]
+    pub ids: Vec<String>,
+
+    /// Date windows.
+    #[command(flatten)]
+    pub windows: WindowArgs,
+
+    /// `--today` / `--recent`.
+    #[command(flatten)]
+    pub recency: RecencyArgs,
 
     /// Content presence filters (--has-X / --no-X).
     #[command(flatten)]
@@ -104,325 +134,295 @@ pub struct ListFilterArgs {
     pub missing: MissingArgs,
 }
 
-pub(super) fn invalid(flag: &str, value: &str, reason: String, allowed: Vec<String>) -> Error {
-    Error::InvalidArgument {
-        field: flag.into(),
-        value: value.into(),
-        reason,
-        allowed,
-    }
-}
-
-/// Splits repeated, comma-separated values into trimmed non-empty tokens.
-pub fn split_values(raw: &[String]) -> Vec<String> {
-    raw.iter()
-        .flat_map(|r| r.split(','))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Splits tag values on unescaped commas; `\,` is a literal comma and `\\` a backslash.
-pub fn split_tags(raw: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    for value in raw {
-        let mut current = String::new();
-        let mut chars = value.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => match chars.next() {
-                    Some(next @ (',' | '\\')) => current.push(next),
-                    Some(next) => {
-                        current.push('\\');
-                        current.push(next);
-                    }
-                    None => current.push('\\'),
-                },
-                ',' => out.push(std::mem::take(&mut current)),
-                _ => current.push(c),
-            }
-        }
-        out.push(current);
-    }
-    out.into_iter()
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty())
-        .collect()
-}
-
-/// pm's echo of a raw option: the string when given once, the list when repeated.
-fn raw_echo(values: &[String]) -> Option<Value> {
-    match values {
-        [] => None,
-        [one] => Some(json!(one)),
-        many => Some(json!(many)),
-    }
-}
-
-impl FilterArgs {
-    /// Adds these selectors to `query`, validating types, priorities and assignees.
-    ///
-    /// # Errors
-    /// `invalid_argument_value` for an unknown type, a priority outside 0–4, an assignee of
-    /// `none`/`null`, or an `--assignee-filter` other than assigned|unassigned.
-    pub fn apply(&self, query: &mut Query, schema: &RuntimeSchema) -> Result<()> {
-        for raw in split_values(&self.types) {
-            let Some(def) = schema.types.resolve(&raw) else {
-                let allowed: Vec<String> = schema
-                    .types
-                    .definitions()
-                    .iter()
-                    .map(|d| d.name.clone())
-                    .collect();
-                let reason = format!(
-                    "Invalid --type value \"{raw}\". Use one of {} or a configured type.",
-                    allowed.join("|")
-                );
-                return Err(invalid("--type", &raw, reason, allowed));
-            };
-            if !query.types.contains(&def.name) {
-                query.types.push(def.name.clone());
-            }
-        }
-        query.tags.extend(split_tags(&self.tags));
-        for raw in split_values(&self.priorities) {
-            let priority = raw.parse::<i64>().ok().filter(|p| (0..=4).contains(p));
-            let Some(p) = priority else {
-                let allowed = (0..=4).map(|p| p.to_string()).collect();
-                let reason = format!("Invalid --priority value \"{raw}\". Use 0|1|2|3|4.");
-                return Err(invalid("--priority", &raw, reason, allowed));
-            };
-            if !query.priorities.contains(&p) {
-                query.priorities.push(p);
-            }
-        }
-        for raw in split_values(&self.assignees) {
-            if matches!(raw.to_lowercase().as_str(), "none" | "null") {
-                let reason = format!(
-                    "Invalid --assignee value \"{raw}\". Use --assignee-filter unassigned to select items without an assignee."
-                );
-                return Err(invalid("--assignee", &raw, reason, Vec::new()));
-            }
-            query.assignees.push(raw);
-        }
-        if let Some(raw) = &self.assignee_filter {
-            query.assignment = Some(match raw.trim().to_lowercase().as_str() {
-                "assigned" => Assignment::Assigned,
-                "unassigned" => Assignment::Unassigned,
-                _ => {
-                    let allowed = vec!["assigned".to_owned(), "unassigned".to_owned()];
-                    let reason = format!(
-                        "Invalid --assignee-filter value \"{raw}\". Use assigned|unassigned."
-                    );
-                    return Err(invalid("--assignee-filter", raw, reason, allowed));
-                }
-            });
-        }
-        query.parent = self
-            .parent
-            .as_deref()
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(str::to_lowercase);
-        query.sprints.extend(split_values(&self.sprints));
-        query.releases.extend(split_values(&self.releases));
-        Ok(())
-    }
-
-    /// Appends pm's echo of the given type, tag and priority options (raw values).
-    pub fn echo_kinds(&self, out: &mut Map<String, Value>) {
-        for (key, values) in [
-            ("type", &self.types),
-            ("tag", &self.tags),
-            ("priority", &self.priorities),
-        ] {
-            if let Some(v) = raw_echo(values) {
-                out.insert(key.into(), v);
-            }
-        }
-    }
-
-    /// Appends pm's echo of the given assignee, parent, sprint and release options.
-    pub fn echo_people(&self, out: &mut Map<String, Value>) {
-        if let Some(v) = raw_echo(&self.assignees) {
-            out.insert("assignee".into(), v);
-        }
-        if let Some(v) = &self.assignee_filter {
-            out.insert("assignee_filter".into(), json!(v));
-        }
-        if let Some(v) = &self.parent {
-            out.insert("parent".into(), json!(v));
-        }
-        for (key, values) in [("sprint", &self.sprints), ("release", &self.releases)] {
-            if let Some(v) = raw_echo(values) {
-                out.insert(key.into(), v);
-            }
-        }
-    }
-}
-
-/// How `--status` resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StatusScope {
-    /// No `--status`: the caller's default scope.
-    Default,
-    /// `--status all`.
-    All,
-    /// Exactly one known status (pm reroutes to `list-<status>`).
-    Single(String),
-    /// Several statuses.
-    Many(Vec<String>),
-}
-
 impl ListFilterArgs {
-    /// Resolves `--status` through the status registry (ids, aliases, `all` alone).
-    ///
-    /// # Errors
-    /// `invalid_argument_value` for an unknown status or `all` combined with statuses.
-    pub fn status_scope(&self, schema: &RuntimeSchema) -> Result<StatusScope> {
-        let tokens = split_values(&self.statuses);
-        let allowed = || -> Vec<String> {
-            let mut ids: Vec<String> = schema
-                .statuses
-                .definitions()
-                .iter()
-                .map(|d| d.id.clone())
-                .collect();
-            ids.push("all".into());
-            ids
-        };
-        if tokens.iter().any(|t| t.eq_ignore_ascii_case("all")) {
-            if tokens.len() == 1 {
-                return Ok(StatusScope::All);
-            }
-            let reason = "Invalid --status value: \"all\" must be used alone.".to_owned();
-            return Err(invalid("--status", &tokens.join(","), reason, allowed()));
-        }
-        let mut ids: Vec<String> = Vec::new();
-        for token in &tokens {
-            let Some(id) = schema.statuses.resolve(token) else {
-                let reason = format!(
-                    "Invalid --status value \"{token}\". Use open|closed|canceled or a configured status id."
-                );
-                return Err(invalid("--status", token, reason, allowed()));
-            };
-            if !ids.iter().any(|i| i == id) {
-                ids.push(id.to_owned());
-            }
-        }
-        Ok(match ids.len() {
-            0 => StatusScope::Default,
-            1 => StatusScope::Single(ids.remove(0)),
-            _ => StatusScope::Many(ids),
-        })
+    /// Returns every group of list's filters.
+    pub fn filters(&self) -> Filters<'_> {
+        Filters::new(&self.select)
+            .with_ids(&self.ids)
+            .with_windows(&self.windows)
+            .with_recency(&self.recency)
+            .with_content(&self.content)
+            .with_missing(&self.missing)
     }
 
-    /// Builds the engine query of these filters under `status` (the resolved scope).
-    /// Relative and `--today`/`--recent` windows are measured from `now`.
+    /// Resolves `--status` (see [`status_scope`]).
     ///
     /// # Errors
-    /// As [`FilterArgs::apply`]; `invalid_argument_value` for an unparsable time, or
-    /// `--recent` combined with `--updated-after`.
+    /// As [`status_scope`].
+    pub fn status_scope(&self, schema: &RuntimeSchema) -> Result<StatusScope> {
+        status_scope(&self.status.statuses, schema)
+    }
+
+    /// Builds the query of list's filters under `status`; relative times are measured from
+    /// `now`.
+    ///
+    /// # Errors
+    /// As [`Filters::to_query`].
     pub fn to_query(
         &self,
         status: StatusFilter,
         schema: &RuntimeSchema,
         now: EpochMs,
     ) -> Result<Query> {
+        self.filters().to_query(status, schema, &|| now)
+    }
+}
+
+/// The filter groups one command offers, borrowed from its arguments: the one way from filter
+/// flags to a `Query` and to the echo of the given filters. A group a command does not offer
+/// is `None` (its keys are never echoed).
+#[derive(Clone, Copy, Debug)]
+pub struct Filters<'a> {
+    select: &'a SelectArgs,
+    ids: Option<&'a [String]>,
+    windows: Option<&'a WindowArgs>,
+    recency: Option<&'a RecencyArgs>,
+    content: Option<&'a ContentArgs>,
+    missing: Option<&'a MissingArgs>,
+}
+
+/// How an echo prints the value filters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EchoStyle {
+    /// Only the given filters; a flag given once as its raw string, given several times as
+    /// the list of its raw strings (`list`).
+    Given,
+    /// Only the given filters; repeated values joined with commas (`search`'s compact echo).
+    GivenJoined,
+    /// Every value filter the command offers, `null` when not given, repeated values joined
+    /// with commas (`context`, `next`, `aggregate`, `search`'s verbose echo).
+    Every,
+}
+
+/// A value filter as given on the command line.
+enum Raw<'a> {
+    Repeated(&'a [String]),
+    Single(Option<&'a str>),
+}
+
+impl Raw<'_> {
+    fn echo(&self, style: EchoStyle) -> Option<Value> {
+        let given = match self {
+            Raw::Repeated([]) | Raw::Single(None) => None,
+            Raw::Repeated([one]) => Some(json!(one)),
+            Raw::Repeated(many) if style == EchoStyle::Given => Some(json!(many)),
+            Raw::Repeated(many) => Some(json!(many.join(","))),
+            Raw::Single(Some(one)) => Some(json!(one)),
+        };
+        match style {
+            EchoStyle::Every => Some(given.unwrap_or(Value::Null)),
+            EchoStyle::Given | EchoStyle::GivenJoined => given,
+        }
+    }
+}
+
+impl<'a> Filters<'a> {
+    /// Returns the filters of a command that offers only the selectors.
+    pub fn new(select: &'a SelectArgs) -> Filters<'a> {
+        Filters {
+            select,
+            ids: None,
+            windows: None,
+            recency: None,
+            content: None,
+            missing: None,
+        }
+    }
+
+    /// Adds `--ids`.
+    pub fn with_ids(self, ids: &'a [String]) -> Filters<'a> {
+        Filters {
+            ids: Some(ids),
+            ..self
+        }
+    }
+
+    /// Adds the date windows.
+    pub fn with_windows(self, windows: &'a WindowArgs) -> Filters<'a> {
+        Filters {
+            windows: Some(windows),
+            ..self
+        }
+    }
+
+    /// Adds `--today` / `--recent`.
+    pub fn with_recency(self, recency: &'a RecencyArgs) -> Filters<'a> {
+        Filters {
+            recency: Some(recency),
+            ..self
+        }
+    }
+
+    /// Adds the content presence switches.
+    pub fn with_content(self, content: &'a ContentArgs) -> Filters<'a> {
+        Filters {
+            content: Some(content),
+            ..self
+        }
+    }
+
+    /// Adds the governance gap switches.
+    pub fn with_missing(self, missing: &'a MissingArgs) -> Filters<'a> {
+        Filters {
+            missing: Some(missing),
+            ..self
+        }
+    }
+
+    /// Builds the engine query of these filters under `status` (the resolved scope). `now`
+    /// is read at most once, and only when a time filter is given.
+    ///
+    /// # Errors
+    /// `invalid_argument_value` for an unknown type, a priority outside 0–4, an assignee of
+    /// `none`/`null`, an `--assignee-filter` other than assigned|unassigned, an unparsable
+    /// time, or `--recent` combined with `--updated-after`.
+    pub fn to_query(
+        &self,
+        status: StatusFilter,
+        schema: &RuntimeSchema,
+        now: &dyn Fn() -> EpochMs,
+    ) -> Result<Query> {
+        let s = self.select;
         let mut query = Query {
             status,
+            types: types(&s.types, schema)?,
+            tags: split_tags(&s.tags),
+            priorities: priorities(&s.priorities)?,
+            assignees: assignees(&s.assignees)?,
+            assignment: assignment(s.assignee_filter.as_deref())?,
+            parent: s.parent.as_deref().and_then(item_id),
+            sprints: split_values(&s.sprints),
+            releases: split_values(&s.releases),
+            ids: item_ids(self.ids.unwrap_or_default()),
             ..Query::default()
         };
-        self.select.apply(&mut query, schema)?;
-        query.ids = split_values(&self.ids)
-            .into_iter()
-            .map(|id| id.to_lowercase())
-            .collect();
-        let time = |flag: &str, raw: &Option<String>| -> Result<Option<EpochMs>> {
-            raw.as_deref().map(|r| parse_when(flag, r, now)).transpose()
-        };
-        query.deadline = TimeWindow {
-            after: time("--deadline-after", &self.deadline_after)?,
-            before: time("--deadline-before", &self.deadline_before)?,
-        };
-        let mut updated_after = time("--updated-after", &self.updated_after)?;
-        if self.recent {
-            if updated_after.is_some() {
-                let reason = "--recent cannot be combined with --updated-after.".to_owned();
-                return Err(invalid("--recent", "true", reason, Vec::new()));
-            }
-            updated_after = Some(parse_when("--recent", "-7d", now)?);
+        let mut read = None;
+        let mut now = || *read.get_or_insert_with(now);
+        if let Some(w) = self.windows {
+            let mut bound =
+                |flag: &str, raw: &Option<String>| time_bound(flag, raw.as_deref(), &mut now);
+            query.deadline = TimeWindow {
+                after: bound("--deadline-after", &w.deadline_after)?,
+                before: bound("--deadline-before", &w.deadline_before)?,
+            };
+            query.updated = TimeWindow {
+                after: bound("--updated-after", &w.updated_after)?,
+                before: bound("--updated-before", &w.updated_before)?,
+            };
+            query.created = TimeWindow {
+                after: bound("--created-after", &w.created_after)?,
+                before: bound("--created-before", &w.created_before)?,
+            };
         }
-        if self.today {
-            let midnight = now.div_euclid(86_400_000) * 86_400_000;
-            updated_after = Some(updated_after.map_or(midnight, |a| a.max(midnight)));
+        if let Some(r) = self.recency {
+            query.updated.after = recency(r, query.updated.after, &mut now)?;
         }
-        query.updated = TimeWindow {
-            after: updated_after,
-            before: time("--updated-before", &self.updated_before)?,
-        };
-        query.created = TimeWindow {
-            after: time("--created-after", &self.created_after)?,
-            before: time("--created-before", &self.created_before)?,
-        };
-        query.content = self
-            .content
-            .pairs()
-            .into_iter()
+        query.content = (self.content.map(ContentArgs::pairs).into_iter().flatten())
             .filter(|(_, on, _, _)| *on)
             .map(|(_, _, content, present)| ContentFilter { content, present })
             .collect();
-        query.missing = self
-            .missing
-            .flags()
-            .into_iter()
+        query.missing = (self.missing.map(MissingArgs::flags).into_iter().flatten())
             .filter_map(|(_, on, m)| on.then_some(m))
             .collect();
         Ok(query)
     }
 
-    /// Appends pm's echo of the selector options, from `type` to `release` (the keys that
-    /// precede the paging options in list's `filters`).
-    pub fn echo_selectors(&self, out: &mut Map<String, Value>) {
-        self.select.echo_kinds(out);
-        for (key, value) in [
-            ("deadline_before", &self.deadline_before),
-            ("deadline_after", &self.deadline_after),
-            ("updated_after", &self.updated_after),
-            ("updated_before", &self.updated_before),
-            ("created_after", &self.created_after),
-            ("created_before", &self.created_before),
-        ] {
-            if let Some(v) = value {
-                out.insert(key.into(), json!(v));
-            }
-        }
-        if let Some(v) = raw_echo(&self.ids) {
-            out.insert("ids".into(), v);
-        }
-        self.select.echo_people(out);
+    /// Returns the echo of the value filters, `type` to `parent`, in pm's order (list places
+    /// `parent` before `sprint`, context after `limit`; see their echoes).
+    pub fn echo_values(&self, style: EchoStyle) -> Map<String, Value> {
+        let s = self.select;
+        let w = |f: fn(&WindowArgs) -> &Option<String>| {
+            self.windows.map(|w| Raw::Single(f(w).as_deref()))
+        };
+        let entries = [
+            ("type", Some(Raw::Repeated(&s.types))),
+            ("tag", Some(Raw::Repeated(&s.tags))),
+            ("priority", Some(Raw::Repeated(&s.priorities))),
+            ("deadline_before", w(|w| &w.deadline_before)),
+            ("deadline_after", w(|w| &w.deadline_after)),
+            ("updated_after", w(|w| &w.updated_after)),
+            ("updated_before", w(|w| &w.updated_before)),
+            ("created_after", w(|w| &w.created_after)),
+            ("created_before", w(|w| &w.created_before)),
+            ("ids", self.ids.map(Raw::Repeated)),
+            ("assignee", Some(Raw::Repeated(&s.assignees))),
+            (
+                "assignee_filter",
+                Some(Raw::Single(s.assignee_filter.as_deref())),
+            ),
+            ("sprint", Some(Raw::Repeated(&s.sprints))),
+            ("release", Some(Raw::Repeated(&s.releases))),
+            ("parent", Some(Raw::Single(s.parent.as_deref()))),
+        ];
+        entries
+            .into_iter()
+            .filter_map(|(key, raw)| Some((key.to_owned(), raw?.echo(style)?)))
+            .collect()
     }
 
-    /// Appends pm's echo of the boolean filters: governance gaps, content presence, then
-    /// `today`/`recent`.
-    pub fn echo_switches(&self, out: &mut Map<String, Value>) {
-        for (key, on, _) in self.missing.flags() {
-            if on {
-                out.insert(key.into(), Value::Bool(true));
-            }
+    /// Returns the echo of the switches that are on (`true`), in pm's order: governance gaps,
+    /// content presence, then `today`/`recent`.
+    pub fn echo_switches(&self) -> Map<String, Value> {
+        let missing = (self.missing.map(MissingArgs::flags).into_iter().flatten())
+            .map(|(key, on, _)| (key, on));
+        let content = (self.content.map(ContentArgs::pairs).into_iter().flatten())
+            .map(|(key, on, _, _)| (key, on));
+        let recency =
+            (self.recency.into_iter()).flat_map(|r| [("today", r.today), ("recent", r.recent)]);
+        missing
+            .chain(content)
+            .chain(recency)
+            .filter(|(_, on)| *on)
+            .map(|(key, _)| (key.to_owned(), Value::Bool(true)))
+            .collect()
+    }
+}
+
+/// Applies `--recent` (the last 7 days) and `--today` (since UTC midnight) to the lower
+/// `updated_at` bound.
+fn recency(
+    r: &RecencyArgs,
+    after: Option<EpochMs>,
+    now: &mut dyn FnMut() -> EpochMs,
+) -> Result<Option<EpochMs>> {
+    let mut after = after;
+    if r.recent {
+        if after.is_some() {
+            let reason = "--recent cannot be combined with --updated-after.".to_owned();
+            return Err(invalid("--recent", "true", reason, Vec::new()));
         }
-        for (key, on, _, _) in self.content.pairs() {
-            if on {
-                out.insert(key.into(), Value::Bool(true));
-            }
+        after = Some(parse_when("--recent", "-7d", now())?);
+    }
+    if r.today {
+        let midnight = now().div_euclid(86_400_000) * 86_400_000;
+        after = Some(after.map_or(midnight, |a| a.max(midnight)));
+    }
+    Ok(after)
+}
+
+impl StatusArgs {
+    /// Resolves the statuses as `search` and `aggregate` read them: every status unless some
+    /// are named (`blocked` is the plain status here, not list's edge-aware spelling).
+    ///
+    /// # Errors
+    /// As [`status_scope`].
+    pub fn filter(&self, schema: &RuntimeSchema) -> Result<StatusFilter> {
+        Ok(match status_scope(&self.statuses, schema)? {
+            StatusScope::Default | StatusScope::All => StatusFilter::All,
+            StatusScope::Single(id) => StatusFilter::Set(vec![id]),
+            StatusScope::Many(ids) => StatusFilter::Set(ids),
+        })
+    }
+
+    /// Returns the echo of the raw `--status` values (joined with commas; a lone `all` in any
+    /// case as `all`), `None` when not given. `list` echoes its resolved scope instead.
+    pub fn echo(&self) -> Option<Value> {
+        if self.statuses.is_empty() {
+            return None;
         }
-        if self.today {
-            out.insert("today".into(), Value::Bool(true));
-        }
-        if self.recent {
-            out.insert("recent".into(), Value::Bool(true));
-        }
+        let raw = self.statuses.join(",");
+        let all = split_values(&self.statuses).len() == 1 && raw.trim().eq_ignore_ascii_case("all");
+        Some(json!(if all { "all".to_owned() } else { raw }))
     }
 }
 
@@ -430,57 +430,111 @@ impl ListFilterArgs {
 mod tests {
     use super::*;
 
-    #[test]
-    fn tags_split_on_unescaped_commas() {
-        let raw = vec![r"a,b\,c".to_owned(), r" d\\ ,,e".to_owned()];
-        assert_eq!(split_tags(&raw), ["a", "b,c", r"d\", "e"]);
-    }
+    const NOW: EpochMs = 1_788_220_800_000;
 
     #[test]
-    fn status_scope_resolves_aliases_and_refuses_unknown_values() -> Result<()> {
-        let schema = RuntimeSchema::builtin();
-        let args = |s: &[&str]| ListFilterArgs {
-            statuses: s.iter().map(|v| (*v).to_owned()).collect(),
-            ..ListFilterArgs::default()
-        };
-        assert_eq!(args(&[]).status_scope(&schema)?, StatusScope::Default);
-        assert_eq!(args(&["ALL"]).status_scope(&schema)?, StatusScope::All);
-        assert_eq!(
-            args(&["in-progress"]).status_scope(&schema)?,
-            StatusScope::Single("in_progress".into())
-        );
-        assert_eq!(
-            args(&["open,cancelled", "open"]).status_scope(&schema)?,
-            StatusScope::Many(vec!["open".into(), "canceled".into()])
-        );
-        let err = args(&["nope"]).status_scope(&schema).err();
-        assert!(err.map(|e| e.to_string()).unwrap_or_default().ends_with(
-            "Invalid --status value \"nope\". Use open|closed|canceled or a configured status id."
-        ),);
-        assert!(args(&["all,open"]).status_scope(&schema).is_err());
-        Ok(())
-    }
-
-    #[test]
-    fn selectors_validate_and_build_the_query() -> Result<()> {
+    fn filters_validate_and_build_the_query() -> Result<()> {
         let schema = RuntimeSchema::builtin();
         let mut args = ListFilterArgs::default();
         args.select.types = vec!["task,epic".into()];
         args.select.priorities = vec!["0".into(), "1,0".into()];
-        args.recent = true;
+        args.select.parent = Some(" PM-A1 ".into());
+        args.recency.recent = true;
         args.content.has_notes = true;
         args.missing.filter_risk_missing = true;
-        let q = args.to_query(StatusFilter::All, &schema, 1_788_220_800_000)?;
+        let q = args.to_query(StatusFilter::All, &schema, NOW)?;
         assert_eq!(q.types, ["Task", "Epic"]);
         assert_eq!(q.priorities, [0, 1]);
-        assert_eq!(q.updated.after, Some(1_788_220_800_000 - 7 * 86_400_000));
+        assert_eq!(q.parent.as_deref(), Some("pm-a1"));
+        assert_eq!(q.updated.after, Some(NOW - 7 * 86_400_000));
         assert_eq!(q.missing, [pm_engine::query::Missing::Risk]);
         assert_eq!(q.content.len(), 1);
         args.select.priorities = vec!["5".into()];
-        assert!(
-            args.to_query(StatusFilter::All, &schema, 1_788_220_800_000)
-                .is_err()
-        );
+        let q = args.to_query(StatusFilter::All, &schema, NOW);
+        assert!(q.is_err());
         Ok(())
+    }
+
+    #[test]
+    fn the_clock_is_read_once_and_only_for_a_time_filter() -> Result<()> {
+        let schema = RuntimeSchema::builtin();
+        let reads = std::cell::Cell::new(0);
+        let clock = || {
+            reads.set(reads.get() + 1);
+            NOW
+        };
+        let mut args = ListFilterArgs::default();
+        args.filters()
+            .to_query(StatusFilter::All, &schema, &clock)?;
+        assert_eq!(reads.get(), 0);
+        args.windows.updated_after = Some("-1d".into());
+        args.windows.created_before = Some("2026-01-01".into());
+        args.recency.today = true;
+        args.filters()
+            .to_query(StatusFilter::All, &schema, &clock)?;
+        assert_eq!(reads.get(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn echo_styles_print_what_was_given() {
+        let mut select = SelectArgs {
+            tags: vec!["a".into(), r"b\,c".into()],
+            priorities: vec!["1".into()],
+            ..SelectArgs::default()
+        };
+        let windows = WindowArgs {
+            updated_after: Some("-7d".into()),
+            ..WindowArgs::default()
+        };
+        let f = Filters::new(&select).with_windows(&windows);
+        let given = Value::Object(f.echo_values(EchoStyle::Given));
+        assert_eq!(
+            given,
+            json!({"tag": ["a", r"b\,c"], "priority": "1", "updated_after": "-7d"})
+        );
+        let joined = Value::Object(f.echo_values(EchoStyle::GivenJoined));
+        assert_eq!(joined["tag"], r"a,b\,c");
+        select.parent = Some("PM-A1".into());
+        let every = Filters::new(&select).echo_values(EchoStyle::Every);
+        let keys: Vec<&str> = every.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "type",
+                "tag",
+                "priority",
+                "assignee",
+                "assignee_filter",
+                "sprint",
+                "release",
+                "parent"
+            ]
+        );
+        assert_eq!(every["type"], Value::Null);
+        assert_eq!(every["parent"], "PM-A1");
+    }
+
+    #[test]
+    fn switches_echo_in_order() {
+        let select = SelectArgs::default();
+        let content = ContentArgs {
+            no_notes: true,
+            ..ContentArgs::default()
+        };
+        let missing = MissingArgs {
+            filter_ac_missing: true,
+            ..MissingArgs::default()
+        };
+        let recency = RecencyArgs {
+            today: true,
+            recent: false,
+        };
+        let f = Filters::new(&select)
+            .with_content(&content)
+            .with_missing(&missing)
+            .with_recency(&recency);
+        let keys: Vec<String> = f.echo_switches().keys().cloned().collect();
+        assert_eq!(keys, ["filter_ac_missing", "no_notes", "today"]);
     }
 }

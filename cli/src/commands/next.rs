@@ -1,7 +1,7 @@
 //! `pm next`: the recommended item with its reasons, the ranked ready queue, decisions, the
 //! blocked queue and work held by others (engine `rank::next`), through the read-output layer.
 
-use pm_engine::query::{Query, StatusFilter};
+use pm_engine::query::StatusFilter;
 use pm_engine::rank::item::RankItem;
 use pm_engine::rank::next::{Actionable, Hierarchy, NextOptions, compute, reasons};
 use pm_engine::rank::relevance::{MODEL, SignalContext, derive_signals};
@@ -10,7 +10,7 @@ use pm_engine::{Error, Result};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
-use super::rank_filters::ItemFilterArgs;
+use super::list_filters::{EchoStyle, Filters, SelectArgs};
 use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
 use crate::ctx::Ctx;
 use crate::progress::index_options;
@@ -26,9 +26,9 @@ use crate::render::Format;
 /// held_by_others.
 #[derive(Debug, clap::Args)]
 pub struct NextArgs {
-    /// Item filters.
+    /// Item filters (`--parent` scopes the read to the item's subtree).
     #[command(flatten)]
-    pub filters: ItemFilterArgs,
+    pub filters: SelectArgs,
 
     /// Ready rows to show (default 5; non-positive means the default)
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -148,29 +148,18 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     let tracker = ctx.tracker()?;
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
-    let mut query = Query {
-        status: StatusFilter::NonTerminal,
-        ..Query::default()
-    };
-    let parent = args
-        .filters
-        .parent
-        .as_deref()
-        .map(str::trim)
-        .filter(|p| !p.is_empty());
-    let scoped = ItemFilterArgs {
-        parent: None,
-        ..args.filters.clone()
-    };
-    scoped.apply(schema, &mut query)?;
+    let view = Filters::new(&args.filters);
+    let mut query = view.to_query(StatusFilter::NonTerminal, schema, &|| now_ms)?;
+    // The parent scopes the read to a subtree (`Scope`) instead of filtering children.
+    let parent = query.parent.take();
     let index = Index::open(&tracker, schema, index_options(ctx));
     let corpus = index.rank_corpus(&query)?;
     let hierarchy = Hierarchy::new(&corpus.items);
-    let scope = Scope::of(&corpus.items, &hierarchy, parent)?;
+    let scope = Scope::of(&corpus.items, &hierarchy, parent.as_deref())?;
     let candidates = scope.select(&corpus.items, &corpus.matches);
     let caller = args
         .filters
-        .assignee
+        .assignees
         .first()
         .map(|a| a.trim().to_owned())
         .filter(|a| !a.is_empty())
@@ -264,8 +253,7 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
             "held_by_others": report.held.len(),
         }),
     );
-    let mut filters = args.filters.echo();
-    filters.insert("parent".into(), parent.map_or(Value::Null, |p| json!(p)));
+    let mut filters = view.echo_values(EchoStyle::Every);
     filters.insert("limit".into(), json!(limit));
     filters.insert("blocked_limit".into(), json!(blocked_limit));
     filters.insert("ready_only".into(), json!(ready_only));

@@ -1,274 +1,218 @@
-//! The item filters of `search`, `context` and `next` (list parity): clap flags translated into
-//! the engine's `Query`, which alone defines what a filter means, plus pm's filter echo.
+//! One parser per filter value kind, shared by every command that filters items (`list`,
+//! `search`, `context`, `next`, `aggregate`): comma lists, tags with `\,` escapes, item ids,
+//! types, priorities, assignees, statuses and time bounds. The clap groups and the `Query` they
+//! build are in `list_filters.rs`; what a filter means is `pm_engine::query`.
 
-use pm_engine::query::{Assignment, ContentFilter, Query, StatusFilter, TimeWindow, parse_when};
+use pm_engine::clock::EpochMs;
+use pm_engine::query::{Assignment, parse_when};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::{Error, Result};
-use serde_json::{Map, Value};
 
-use super::list_switches::ContentArgs;
-
-/// Filters shared by `search`, `context` and `next`.
-#[derive(Clone, Debug, Default, clap::Args)]
-pub struct ItemFilterArgs {
-    /// Keep items of these types (comma-separated or repeated)
-    #[arg(long = "type", value_name = "TYPE")]
-    pub item_type: Vec<String>,
-
-    /// Keep items with any of these tags (comma-separated or repeated)
-    #[arg(long, value_name = "TAG")]
-    pub tag: Vec<String>,
-
-    /// Keep items with these priorities, 0-4 (comma-separated or repeated)
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub priority: Vec<String>,
-
-    /// Keep items assigned to these assignees (comma-separated or repeated)
-    #[arg(long, value_name = "NAME")]
-    pub assignee: Vec<String>,
-
-    /// Keep only assigned or only unassigned items
-    #[arg(long, value_name = "assigned|unassigned")]
-    pub assignee_filter: Option<String>,
-
-    /// Keep items in these sprints (comma-separated or repeated)
-    #[arg(long, value_name = "SPRINT")]
-    pub sprint: Vec<String>,
-
-    /// Keep items in these releases (comma-separated or repeated)
-    #[arg(long, value_name = "RELEASE")]
-    pub release: Vec<String>,
-
-    /// Keep children of this item (scalar parent or hierarchy edge)
-    #[arg(long, value_name = "ID")]
-    pub parent: Option<String>,
-}
-
-/// Splits repeated, comma-separated flag values into trimmed non-empty tokens.
-pub fn csv_values(values: &[String]) -> Vec<String> {
-    values
-        .iter()
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Returns the flag value as typed (repeated values joined with commas), or `None`.
-pub fn raw(values: &[String]) -> Option<String> {
-    (!values.is_empty()).then(|| values.join(","))
-}
-
-fn invalid(flag: &str, value: &str, reason: &str, allowed: Vec<String>) -> Error {
+/// An `invalid_argument_value` refusal of `value` for `flag`.
+pub(super) fn invalid(flag: &str, value: &str, reason: String, allowed: Vec<String>) -> Error {
     Error::InvalidArgument {
         field: flag.into(),
         value: value.into(),
-        reason: reason.into(),
+        reason,
         allowed,
     }
 }
 
-impl ItemFilterArgs {
-    /// Adds these filters to `query`.
-    ///
-    /// # Errors
-    /// `invalid_argument_value` for an unknown type, a priority outside 0–4, an assignee of
-    /// `none`/`null`, or an unknown `--assignee-filter`.
-    pub fn apply(&self, schema: &RuntimeSchema, query: &mut Query) -> Result<()> {
-        for raw in csv_values(&self.item_type) {
-            let def = schema.types.resolve(&raw).ok_or_else(|| {
-                let allowed = schema
-                    .types
-                    .definitions()
-                    .iter()
-                    .map(|d| d.name.clone())
-                    .collect();
-                invalid("--type", &raw, "unknown item type", allowed)
-            })?;
-            query.types.push(def.name.clone());
-        }
-        query.tags = csv_values(&self.tag);
-        for raw in csv_values(&self.priority) {
-            let p = raw
-                .parse::<i64>()
-                .ok()
-                .filter(|p| (0..=4).contains(p))
-                .ok_or_else(|| {
-                    let allowed = (0..=4).map(|p: i64| p.to_string()).collect();
-                    invalid("--priority", &raw, "priority must be 0..4", allowed)
-                })?;
-            query.priorities.push(p);
-        }
-        query.assignees = csv_values(&self.assignee);
-        if let Some(bad) = query
-            .assignees
-            .iter()
-            .find(|a| matches!(a.to_ascii_lowercase().as_str(), "none" | "null"))
-        {
-            return Err(invalid(
-                "--assignee",
-                bad,
-                "--assignee no longer accepts \"none\" or \"null\".",
-                Vec::new(),
-            ));
-        }
-        if let Some(raw) = &self.assignee_filter {
-            query.assignment = Some(match raw.trim().to_ascii_lowercase().as_str() {
-                "assigned" => Assignment::Assigned,
-                "unassigned" => Assignment::Unassigned,
-                _ => {
-                    return Err(invalid(
-                        "--assignee-filter",
-                        raw,
-                        "must be assigned or unassigned",
-                        vec!["assigned".into(), "unassigned".into()],
-                    ));
-                }
-            });
-        }
-        query.sprints = csv_values(&self.sprint);
-        query.releases = csv_values(&self.release);
-        query.parent = self
-            .parent
-            .as_deref()
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned);
-        Ok(())
-    }
+/// Splits repeated, comma-separated values into trimmed non-empty tokens.
+pub fn split_values(raw: &[String]) -> Vec<String> {
+    raw.iter()
+        .flat_map(|r| r.split(','))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
 
-    /// Returns pm's `filters` echo of `context` and `next`: every key, `null` when unset.
-    pub fn echo(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        let v = |o: Option<String>| o.map_or(Value::Null, Value::String);
-        m.insert("type".into(), v(raw(&self.item_type)));
-        m.insert("tag".into(), v(raw(&self.tag)));
-        m.insert("priority".into(), v(raw(&self.priority)));
-        m.insert("assignee".into(), v(raw(&self.assignee)));
-        m.insert("assignee_filter".into(), v(self.assignee_filter.clone()));
-        m.insert("sprint".into(), v(raw(&self.sprint)));
-        m.insert("release".into(), v(raw(&self.release)));
-        m
+/// Splits tag values on unescaped commas; `\,` is a literal comma and `\\` a backslash.
+pub fn split_tags(raw: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for value in raw {
+        let mut current = String::new();
+        let mut chars = value.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some(next @ (',' | '\\')) => current.push(next),
+                    Some(next) => {
+                        current.push('\\');
+                        current.push(next);
+                    }
+                    None => current.push('\\'),
+                },
+                ',' => out.push(std::mem::take(&mut current)),
+                _ => current.push(c),
+            }
+        }
+        out.push(current);
+    }
+    out.into_iter()
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// Returns an item id as ids are stored: trimmed and lowercased, `None` when blank.
+pub fn item_id(raw: &str) -> Option<String> {
+    Some(raw.trim())
+        .filter(|id| !id.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// Returns the ids of repeated, comma-separated `--ids` values, lowercased.
+pub fn item_ids(raw: &[String]) -> Vec<String> {
+    split_values(raw)
+        .iter()
+        .filter_map(|id| item_id(id))
+        .collect()
+}
+
+/// Resolves `--type` values to registered type names (aliases and case folded), without
+/// duplicates.
+///
+/// # Errors
+/// `invalid_argument_value` for a type the schema does not know.
+pub fn types(raw: &[String], schema: &RuntimeSchema) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for token in split_values(raw) {
+        let Some(def) = schema.types.resolve(&token) else {
+            let allowed: Vec<String> = (schema.types.definitions().iter())
+                .map(|d| d.name.clone())
+                .collect();
+            let reason = format!(
+                "Invalid --type value \"{token}\". Use one of {} or a configured type.",
+                allowed.join("|")
+            );
+            return Err(invalid("--type", &token, reason, allowed));
+        };
+        if !out.contains(&def.name) {
+            out.push(def.name.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `--priority` values (0 to 4), without duplicates.
+///
+/// # Errors
+/// `invalid_argument_value` for anything but an integer from 0 to 4.
+pub fn priorities(raw: &[String]) -> Result<Vec<i64>> {
+    let mut out = Vec::new();
+    for token in split_values(raw) {
+        let Some(p) = token.parse::<i64>().ok().filter(|p| (0..=4).contains(p)) else {
+            let allowed = (0..=4).map(|p| p.to_string()).collect();
+            let reason = format!("Invalid --priority value \"{token}\". Use 0|1|2|3|4.");
+            return Err(invalid("--priority", &token, reason, allowed));
+        };
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `--assignee` values.
+///
+/// # Errors
+/// `invalid_argument_value` for `none` or `null` (that is `--assignee-filter unassigned`).
+pub fn assignees(raw: &[String]) -> Result<Vec<String>> {
+    let tokens = split_values(raw);
+    if let Some(bad) =
+        (tokens.iter()).find(|a| matches!(a.to_lowercase().as_str(), "none" | "null"))
+    {
+        let reason = format!(
+            "Invalid --assignee value \"{bad}\". Use --assignee-filter unassigned to select items without an assignee."
+        );
+        return Err(invalid("--assignee", bad, reason, Vec::new()));
+    }
+    Ok(tokens)
+}
+
+/// Parses `--assignee-filter`: assigned or unassigned (case-insensitive).
+///
+/// # Errors
+/// `invalid_argument_value` for any other value.
+pub fn assignment(raw: Option<&str>) -> Result<Option<Assignment>> {
+    let Some(raw) = raw else { return Ok(None) };
+    match raw.trim().to_lowercase().as_str() {
+        "assigned" => Ok(Some(Assignment::Assigned)),
+        "unassigned" => Ok(Some(Assignment::Unassigned)),
+        _ => {
+            let allowed = vec!["assigned".to_owned(), "unassigned".to_owned()];
+            let reason =
+                format!("Invalid --assignee-filter value \"{raw}\". Use assigned|unassigned.");
+            Err(invalid("--assignee-filter", raw, reason, allowed))
+        }
     }
 }
 
-/// Resolves a `--status` value: `all`, or registry statuses and aliases.
+/// Parses a time bound: an ISO instant or a relative offset from `now`, read only when a
+/// relative value needs it (the one grammar is `pm_engine::query::parse_when`).
 ///
 /// # Errors
-/// `invalid_argument_value` for an unknown status or `all` mixed with others.
-pub fn status_filter(schema: &RuntimeSchema, raw: &[String]) -> Result<StatusFilter> {
-    let tokens = csv_values(raw);
-    if tokens.is_empty() {
-        return Ok(StatusFilter::All);
-    }
-    let allowed = || {
-        let mut v: Vec<String> = schema
-            .statuses
-            .definitions()
-            .iter()
+/// `invalid_argument_value` naming `flag` for anything else, a blank value included.
+pub fn time_bound(
+    flag: &str,
+    raw: Option<&str>,
+    now: &mut dyn FnMut() -> EpochMs,
+) -> Result<Option<EpochMs>> {
+    raw.map(|r| parse_when(flag, r, now())).transpose()
+}
+
+/// How `--status` resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StatusScope {
+    /// No `--status`: the caller's default scope.
+    Default,
+    /// `--status all`.
+    All,
+    /// Exactly one known status (`list` reroutes to its `list-<status>` spelling).
+    Single(String),
+    /// Several statuses.
+    Many(Vec<String>),
+}
+
+/// Resolves `--status` values through the status registry (ids, aliases, `all` alone).
+///
+/// # Errors
+/// `invalid_argument_value` for an unknown status or `all` combined with statuses.
+pub fn status_scope(raw: &[String], schema: &RuntimeSchema) -> Result<StatusScope> {
+    let tokens = split_values(raw);
+    let allowed = || -> Vec<String> {
+        let mut ids: Vec<String> = (schema.statuses.definitions().iter())
             .map(|d| d.id.clone())
             .collect();
-        v.push("all".into());
-        v
+        ids.push("all".into());
+        ids
     };
     if tokens.iter().any(|t| t.eq_ignore_ascii_case("all")) {
         if tokens.len() == 1 {
-            return Ok(StatusFilter::All);
+            return Ok(StatusScope::All);
         }
-        return Err(invalid(
-            "--status",
-            &tokens.join(","),
-            "all must appear alone",
-            allowed(),
-        ));
+        let reason = "Invalid --status value: \"all\" must be used alone.".to_owned();
+        return Err(invalid("--status", &tokens.join(","), reason, allowed()));
     }
-    let mut set = Vec::new();
-    for t in tokens {
-        let id = schema
-            .statuses
-            .resolve(&t)
-            .ok_or_else(|| invalid("--status", &t, "unknown status", allowed()))?;
-        if !set.iter().any(|s| s == id) {
-            set.push(id.to_owned());
+    let mut ids: Vec<String> = Vec::new();
+    for token in &tokens {
+        let Some(id) = schema.statuses.resolve(token) else {
+            let reason = format!(
+                "Invalid --status value \"{token}\". Use open|closed|canceled or a configured status id."
+            );
+            return Err(invalid("--status", token, reason, allowed()));
+        };
+        if !ids.iter().any(|i| i == id) {
+            ids.push(id.to_owned());
         }
     }
-    Ok(StatusFilter::Set(set))
-}
-
-/// Date windows and content filters of `search` (list parity).
-#[derive(Debug, Default, clap::Args)]
-pub struct WindowArgs {
-    /// Keep items with a deadline before this time (ISO or relative like +7d)
-    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
-    pub deadline_before: Option<String>,
-    /// Keep items with a deadline after this time (ISO or relative like -7d)
-    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
-    pub deadline_after: Option<String>,
-    /// Keep items updated after this time (ISO or relative like -7d)
-    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
-    pub updated_after: Option<String>,
-    /// Keep items updated before this time (ISO or relative)
-    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
-    pub updated_before: Option<String>,
-    /// Keep items created after this time (ISO or relative)
-    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
-    pub created_after: Option<String>,
-    /// Keep items created before this time (ISO or relative)
-    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
-    pub created_before: Option<String>,
-    /// `--has-X` / `--no-X` content switches (list parity: one definition in list_switches).
-    #[command(flatten)]
-    pub content: ContentArgs,
-}
-
-impl WindowArgs {
-    /// Adds the windows and content filters to `query`.
-    ///
-    /// # Errors
-    /// `invalid_argument_value` for a malformed time.
-    pub fn apply(&self, now_ms: i64, query: &mut Query) -> Result<()> {
-        let bound = |flag: &str, raw: &Option<String>| -> Result<Option<i64>> {
-            raw.as_deref()
-                .filter(|r| !r.trim().is_empty())
-                .map(|r| parse_when(flag, r, now_ms))
-                .transpose()
-        };
-        query.deadline = TimeWindow {
-            after: bound("--deadline-after", &self.deadline_after)?,
-            before: bound("--deadline-before", &self.deadline_before)?,
-        };
-        query.updated = TimeWindow {
-            after: bound("--updated-after", &self.updated_after)?,
-            before: bound("--updated-before", &self.updated_before)?,
-        };
-        query.created = TimeWindow {
-            after: bound("--created-after", &self.created_after)?,
-            before: bound("--created-before", &self.created_before)?,
-        };
-        for (_, given, content, present) in self.content.pairs() {
-            if given {
-                query.content.push(ContentFilter { content, present });
-            }
-        }
-        Ok(())
-    }
-
-    /// Adds the windows given on the command line to pm's compact filter echo.
-    pub fn echo_into(&self, m: &mut Map<String, Value>) {
-        for (key, value) in [
-            ("deadline_before", &self.deadline_before),
-            ("deadline_after", &self.deadline_after),
-            ("updated_after", &self.updated_after),
-            ("updated_before", &self.updated_before),
-            ("created_after", &self.created_after),
-            ("created_before", &self.created_before),
-        ] {
-            if let Some(v) = value {
-                m.insert(key.into(), Value::String(v.clone()));
-            }
-        }
-    }
+    Ok(match ids.len() {
+        0 => StatusScope::Default,
+        1 => StatusScope::Single(ids.remove(0)),
+        _ => StatusScope::Many(ids),
+    })
 }
 
 #[cfg(test)]
@@ -276,9 +220,71 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_values_split_and_trim() {
+    fn values_split_and_trim() {
         let v = vec!["a, b".to_owned(), "".to_owned(), "c".to_owned()];
-        assert_eq!(csv_values(&v), ["a", "b", "c"]);
-        assert_eq!(raw(&v).as_deref(), Some("a, b,,c"));
+        assert_eq!(split_values(&v), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn tags_split_on_unescaped_commas() {
+        let raw = vec![r"a,b\,c".to_owned(), r" d\\ ,,e".to_owned()];
+        assert_eq!(split_tags(&raw), ["a", "b,c", r"d\", "e"]);
+    }
+
+    #[test]
+    fn ids_are_trimmed_and_lowercased() {
+        assert_eq!(item_id(" PM-A1 ").as_deref(), Some("pm-a1"));
+        assert_eq!(item_id("  "), None);
+        let raw = vec!["PM-A1, pm-b2".to_owned()];
+        assert_eq!(item_ids(&raw), ["pm-a1", "pm-b2"]);
+    }
+
+    #[test]
+    fn status_scope_resolves_aliases_and_refuses_unknown_values() -> Result<()> {
+        let schema = RuntimeSchema::builtin();
+        let scope = |s: &[&str]| {
+            let raw: Vec<String> = s.iter().map(|v| (*v).to_owned()).collect();
+            status_scope(&raw, &schema)
+        };
+        assert_eq!(scope(&[])?, StatusScope::Default);
+        assert_eq!(scope(&["ALL"])?, StatusScope::All);
+        assert_eq!(
+            scope(&["in-progress"])?,
+            StatusScope::Single("in_progress".into())
+        );
+        assert_eq!(
+            scope(&["open,cancelled", "open"])?,
+            StatusScope::Many(vec!["open".into(), "canceled".into()])
+        );
+        let err = scope(&["nope"]).err();
+        assert!(err.map(|e| e.to_string()).unwrap_or_default().ends_with(
+            "Invalid --status value \"nope\". Use open|closed|canceled or a configured status id."
+        ),);
+        assert!(scope(&["all,open"]).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn scalar_values_validate() {
+        assert_eq!(
+            priorities(&["0".into(), "1,0".into()]).ok(),
+            Some(vec![0, 1])
+        );
+        assert!(priorities(&["5".into()]).is_err());
+        assert!(priorities(&["-1".into()]).is_err());
+        assert!(assignees(&["alice,NONE".into()]).is_err());
+        assert_eq!(
+            assignment(Some(" Unassigned ")).ok(),
+            Some(Some(Assignment::Unassigned))
+        );
+        assert!(assignment(Some("nobody")).is_err());
+        let mut reads = 0;
+        let mut now = || {
+            reads += 1;
+            0
+        };
+        assert_eq!(time_bound("--x", None, &mut now).ok(), Some(None));
+        assert!(time_bound("--x", Some(""), &mut now).is_err());
+        assert_eq!(reads, 1);
     }
 }

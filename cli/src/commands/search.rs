@@ -1,7 +1,6 @@
 //! `pm search <keywords…>`: keyword search with pm's scoring (engine `rank::search`), inline
 //! `field:value` filters, list-parity filters, compact/full/fields rows and query cursors.
 
-use pm_engine::query::Query;
 use pm_engine::rank::search::{
     KeywordQuery, MatchMode, SearchOptions, SearchSpec, SearchTuning, highlights,
     parse_inline_filters,
@@ -12,9 +11,10 @@ use pm_index::Index;
 use serde_json::{Map, Value, json};
 
 use super::CommandOutput;
-use super::rank_filters::{ItemFilterArgs, WindowArgs, csv_values, status_filter};
+use super::list_filters::{ContentArgs, Filters, SelectArgs, StatusArgs, WindowArgs};
+use super::rank_filters::split_values;
 use super::row_export;
-use super::search_echo::{compact_filter_echo, semantic_options, verbose_filter_echo};
+use super::search_echo::SearchEcho;
 use super::search_rows::{Projection, project_rows};
 use crate::ctx::Ctx;
 use crate::progress::index_options;
@@ -66,17 +66,21 @@ pub struct SearchArgs {
     #[arg(long)]
     pub phrase_exact: bool,
 
-    /// Keep items with these statuses, or all (default: every status)
-    #[arg(long, value_name = "STATUS")]
-    pub status: Vec<String>,
+    /// The status scope (default: every status).
+    #[command(flatten)]
+    pub status: StatusArgs,
 
     /// Item filters.
     #[command(flatten)]
-    pub filters: ItemFilterArgs,
+    pub filters: SelectArgs,
 
-    /// Date windows and content presence.
+    /// Date windows.
     #[command(flatten)]
     pub windows: WindowArgs,
+
+    /// Content presence.
+    #[command(flatten)]
+    pub content: ContentArgs,
 
     /// Compact rows: id, title, status, type, priority, updated_at, score, matched_fields
     #[arg(long, conflicts_with_all = ["full", "fields"])]
@@ -255,12 +259,12 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     let mut filters = args.filters.clone();
     for (field, value) in &inline.filters {
         let slot = match *field {
-            "tag" => &mut filters.tag,
-            "status" => &mut status,
-            "type" => &mut filters.item_type,
-            _ => &mut filters.priority,
+            "tag" => &mut filters.tags,
+            "status" => &mut status.statuses,
+            "type" => &mut filters.types,
+            _ => &mut filters.priorities,
         };
-        if csv_values(slot).is_empty() {
+        if split_values(slot).is_empty() {
             *slot = vec![value.clone()];
         } else {
             warnings.push(format!(
@@ -272,23 +276,10 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     let tracker = ctx.tracker()?;
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
-    let mut query = Query {
-        status: status_filter(schema, &status)?,
-        ..Query::default()
-    };
-    filters.apply(schema, &mut query)?;
-    let windows_used = [
-        &args.windows.deadline_before,
-        &args.windows.deadline_after,
-        &args.windows.updated_after,
-        &args.windows.updated_before,
-        &args.windows.created_after,
-        &args.windows.created_before,
-    ]
-    .iter()
-    .any(|w| w.is_some());
-    let now_ms = if windows_used { ctx.clock.now_ms() } else { 0 };
-    args.windows.apply(now_ms, &mut query)?;
+    let view = Filters::new(&filters)
+        .with_windows(&args.windows)
+        .with_content(&args.content);
+    let query = view.to_query(status.filter(schema)?, schema, &|| ctx.clock.now_ms())?;
 
     let settings = &loaded.settings;
     let tuning = SearchTuning::from_settings(
@@ -338,27 +329,19 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
         args.fields.as_deref(),
         &query_text,
     )?;
+    let echo = SearchEcho {
+        status: &status,
+        filters: view,
+        args,
+        match_mode,
+        threshold,
+    };
     let compact_echo = projection.is_compact();
-    let mut filter_echo = Map::new();
-    if compact_echo {
-        compact_filter_echo(
-            &mut filter_echo,
-            &status,
-            &filters,
-            args,
-            match_mode,
-            threshold,
-        );
+    let filter_echo = if compact_echo {
+        echo.compact()
     } else {
-        verbose_filter_echo(
-            &mut filter_echo,
-            &status,
-            &filters,
-            args,
-            match_mode,
-            threshold,
-        );
-    }
+        echo.verbose()
+    };
 
     let mut env = Map::new();
     env.insert("query".into(), json!(query_text.trim()));
@@ -380,7 +363,7 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
         let ids: Vec<&str> = scored.iter().map(|(o, _)| o.id.as_str()).collect();
         let fingerprint = query_fingerprint(
             "search",
-            &json!({"query": query_text.trim(), "mode": "keyword", "options": semantic_options(&status, &filters, args, match_mode)}),
+            &json!({"query": query_text.trim(), "mode": "keyword", "options": echo.semantic_options()}),
         );
         let page = paginate(&ids, args.after.as_deref(), &fingerprint, limit)?;
         let answered = &scored[page.start..page.end];
