@@ -10,12 +10,13 @@ pub mod mutation;
 pub mod progress;
 pub mod read_output;
 pub mod render;
+pub mod request;
 
 use std::ffi::OsString;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 pub use crate::commands::Cli;
 use crate::ctx::{Ctx, Environment};
@@ -48,7 +49,7 @@ pub fn run_with(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> u8 {
-    let mut inv = Invocation::from_argv(argv);
+    let inv = Invocation::from_argv(argv);
     let parsed = Cli::command()
         .try_get_matches_from(argv)
         .and_then(|matches| {
@@ -73,6 +74,22 @@ pub fn run_with(
             };
         }
     };
+    execute(&cli, Some(&matches), inv, env, stdout, stderr)
+}
+
+/// Runs a parsed invocation: builds [`Ctx`], runs the secret-guard preflight over the typed
+/// texts in `matches`, dispatches, renders and maps the outcome to an exit code.
+///
+/// `matches` is `None` only for an in-process read ([`request::read`]): reads write nothing,
+/// so the guard has nothing to scan.
+pub(crate) fn execute(
+    cli: &Cli,
+    matches: Option<&ArgMatches>,
+    mut inv: Invocation,
+    env: Environment,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> u8 {
     inv.set_command(cli.command.name());
     let fallback_format = Format::resolve(cli.global.output_format, cli.global.json, None);
     let read_output =
@@ -103,8 +120,10 @@ pub fn run_with(
         .clone_from(&ctx.settings_issues);
     // The secret guard runs before the command, as pm's preflight does: its warnings come
     // first on stderr in every output format, and a block refuses before anything is written.
-    let guarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        commands::guard::preflight(&ctx, &cli.command, &matches)
+    let guarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match matches {
+        Some(matches) => commands::guard::preflight(&ctx, &cli.command, matches),
+        // Only `request::read` passes no matches, and it only builds reads.
+        None => Ok(Vec::new()),
     }));
     match guarded.unwrap_or_else(|payload| Err(failure::from_panic(&*payload))) {
         Ok(warnings) => {

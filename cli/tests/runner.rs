@@ -32,6 +32,7 @@ mod test_history;
 mod test_history_crafted;
 mod test_history_provenance;
 mod test_history_repair;
+mod test_in_process_reads;
 mod test_index_commands;
 mod test_init;
 mod test_leftovers;

@@ -40,7 +40,7 @@ const SCALE_THRESHOLD: usize = 10_000;
 /// sections: standard = hierarchy, activity, progress, recently_created, unparented,
 /// workload; deep (or full) adds blockers, files, staleness, tests. --section picks sections
 /// by name instead of a depth.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct ContextArgs {
     /// Detail depth: brief (no sections), standard, deep or full (full is deep); default
     /// from settings.context.default_depth (brief)

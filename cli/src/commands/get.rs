@@ -23,7 +23,7 @@ use crate::render::Format;
 /// named item fields and sections, computing a named section the depth would leave out
 /// (`--fields comments`, `--fields children`). Also prints item_hash, the SHA-256 of the
 /// canonical document, equal to the last after_hash of the item's history.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct GetArgs {
     /// The item id (the tracker's prefix may be left out)
     #[arg(value_name = "ID")]

@@ -24,7 +24,7 @@ use crate::render::Format;
 /// first, then by status, priority, order, deadline and recency, then re-ranked by relevance
 /// signals. Decision items wait in decision_needed; ready work assigned to someone else is
 /// held_by_others.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct NextArgs {
     /// Item filters (`--parent` scopes the read to the item's subtree).
     #[command(flatten)]

@@ -28,7 +28,7 @@ use crate::render::Format;
 /// reminders and events (2) and dependency edges (3); exact title words add 10 each, a
 /// multi-word query adds phrase bonuses, and an item id scores 1000 (900 without prefix).
 /// Inline tag:/status:/type:/priority: tokens become filters. All statuses are searched.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Default, clap::Args)]
 pub struct SearchArgs {
     /// Keywords; inline tag:X, status:X, type:X and priority:N tokens become filters
     #[arg(value_name = "KEYWORDS", required = true, num_args = 1..)]
