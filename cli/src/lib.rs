@@ -16,6 +16,7 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+use clap::error::ErrorKind;
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 pub use crate::commands::Cli;
@@ -50,16 +51,10 @@ pub fn run_with(
     stderr: &mut dyn Write,
 ) -> u8 {
     let inv = Invocation::from_argv(argv);
-    let parsed = Cli::command()
-        .try_get_matches_from(argv)
-        .and_then(|matches| {
-            let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut Cli::command()))?;
-            Ok((cli, matches))
-        });
-    let (cli, matches) = match parsed {
+    let (cli, matches) = match parse(argv) {
         Ok(parsed) => parsed,
-        Err(err) => {
-            return match failure::from_clap(&err, &Cli::command()) {
+        Err((err, root)) => {
+            return match failure::from_clap(&err, &root) {
                 ParseOutcome::Display(text) => {
                     finish(stdout.write_all(text.as_bytes()), &inv, stdout, stderr)
                 }
@@ -159,6 +154,35 @@ pub(crate) fn execute(
         return code;
     }
     finish_with(code, output.write(ctx.format, stdout), &inv, stdout, stderr)
+}
+
+/// Parses argv into [`Cli`] and its matches, or returns clap's error with the grammar it came
+/// from.
+///
+/// The normal path builds only the invoked subcommand's grammar
+/// ([`commands::invoked_grammar`]); a parse it accepts is the one the full grammar gives. Any
+/// other outcome but `--version` (help, a usage error) is parsed again with the full grammar,
+/// so help texts and error envelopes are the full grammar's, byte for byte.
+#[allow(clippy::result_large_err)]
+fn parse(argv: &[OsString]) -> Result<(Cli, ArgMatches), (clap::Error, clap::Command)> {
+    if let Some(mut lazy) = commands::invoked_grammar(argv) {
+        match lazy.try_get_matches_from_mut(argv) {
+            Ok(matches) => {
+                if let Ok(cli) = Cli::from_arg_matches(&matches) {
+                    return Ok((cli, matches));
+                }
+            }
+            Err(err) if err.kind() == ErrorKind::DisplayVersion => return Err((err, lazy)),
+            Err(_) => {}
+        }
+    }
+    Cli::command()
+        .try_get_matches_from(argv)
+        .and_then(|matches| {
+            let cli = Cli::from_arg_matches(&matches).map_err(|e| e.format(&mut Cli::command()))?;
+            Ok((cli, matches))
+        })
+        .map_err(|err| (err, Cli::command()))
 }
 
 /// Maps the result of writing a successful result to the exit code: a broken pipe is a quiet

@@ -60,7 +60,7 @@ pub use aggregate::{AggregateArgs, cmd_aggregate};
 pub use append::{AppendArgs, cmd_append};
 pub use bench::{BenchArgs, BenchCommand, BenchGenerateArgs, cmd_bench};
 pub use claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
-pub use cli::Cli;
+pub use cli::{Cli, invoked_grammar};
 pub use close::{CloseArgs, cmd_close};
 pub use comments::{AnnotationArgs, cmd_annotation};
 pub use completions::{CompletionsArgs, cmd_completions};
