@@ -123,13 +123,13 @@ pub fn settle(
     mut write: impl FnMut(&mut Map<String, Value>, u64),
 ) -> u64 {
     let fixed = budget::RootSize::of(
-        env.iter()
+        env.iter_mut()
             .filter(|(k, _)| !SETTLED_KEYS.contains(&k.as_str())),
         format,
     );
-    let measure = |env: &Map<String, Value>| {
+    let measure = |env: &mut Map<String, Value>| {
         let settled = env
-            .iter()
+            .iter_mut()
             .filter(|(k, _)| SETTLED_KEYS.contains(&k.as_str()));
         let tokens = fixed.plus(settled, format).tokens();
         debug_assert_eq!(

@@ -29,7 +29,7 @@ pub struct RootSize {
 impl RootSize {
     /// Measures `entries` (key/value pairs of one root object).
     pub fn of<'a>(
-        entries: impl IntoIterator<Item = (&'a String, &'a Value)>,
+        entries: impl IntoIterator<Item = (&'a String, &'a mut Value)>,
         format: Format,
     ) -> Self {
         RootSize {
@@ -40,10 +40,11 @@ impl RootSize {
         .plus(entries, format)
     }
 
-    /// Adds the size of more `entries` of the same root object.
+    /// Adds the size of more `entries` of the same root object. A TOON entry is measured as
+    /// a one-entry object: its value moves there and back, it is not copied.
     pub fn plus<'a>(
         mut self,
-        entries: impl IntoIterator<Item = (&'a String, &'a Value)>,
+        entries: impl IntoIterator<Item = (&'a String, &'a mut Value)>,
         format: Format,
     ) -> Self {
         debug_assert_eq!(self.format, format);
@@ -55,11 +56,15 @@ impl RootSize {
                 }
                 Format::Toon => {
                     let single: serde_json::Map<String, Value> =
-                        std::iter::once((key.clone(), value.clone())).collect();
-                    let text = super::toon::encode(&Value::Object(single));
+                        std::iter::once((key.clone(), std::mem::take(value))).collect();
+                    let single = Value::Object(single);
+                    let text = super::toon::encode(&single);
+                    if let Value::Object(mut single) = single {
+                        *value = single.remove(key).unwrap_or_default();
+                    }
                     if text != "{}\n" {
                         self.printed += 1;
-                        self.bytes += text.len() - 1;
+                        self.bytes += text.len().saturating_sub(1);
                     }
                 }
             }
@@ -118,13 +123,17 @@ mod tests {
         for value in samples {
             let Value::Object(map) = &value else { continue };
             for format in [Format::Json, Format::Toon] {
-                let (head, tail) = map.iter().partition::<Vec<_>, _>(|(k, _)| k.len() % 2 == 0);
+                let mut map = map.clone();
+                let (head, tail) = map
+                    .iter_mut()
+                    .partition::<Vec<_>, _>(|(k, _)| k.len() % 2 == 0);
                 let size = RootSize::of(head, format).plus(tail, format);
                 assert_eq!(
                     size.bytes(),
                     encode(&value, format).len(),
                     "{format:?} {value}"
                 );
+                assert_eq!(Value::Object(map), value, "the entries are given back");
             }
         }
     }
