@@ -35,6 +35,7 @@ mod test_history_repair;
 mod test_in_process_reads;
 mod test_index_commands;
 mod test_init;
+mod test_large_output;
 mod test_leftovers;
 mod test_linked_tests;
 mod test_list;

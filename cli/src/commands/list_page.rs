@@ -68,8 +68,8 @@ pub fn read_page(index: &Index<'_>, read: &ListRead<'_>) -> Result<Listed> {
         Some(depth) => tree_page(index, read, depth)?,
         None => {
             let (page, start) = resolve_start(index, read)?;
-            let listing = index.list(read.query, read.sort, &page)?;
-            let items = listing.items.clone();
+            let mut listing = index.list(read.query, read.sort, &page)?;
+            let items = std::mem::take(&mut listing.items);
             (items, None, start, listing)
         }
     };
@@ -86,32 +86,31 @@ pub fn read_page(index: &Index<'_>, read: &ListRead<'_>) -> Result<Listed> {
         .iter()
         .map(|d| d.metadata_key.as_str())
         .collect();
+    let last_id = items.last().map(|last| last.id.clone());
+    let mut documents = documents.into_iter();
     let rows: Vec<Value> = items
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, summary)| {
-            let document = documents
-                .get(i)
-                .and_then(Option::as_ref)
-                .map(|d| (&d.metadata, d.body.as_str()));
             let tree = trees.as_ref().and_then(|t: &Vec<TreePosition>| t.get(i));
             project_row(
                 read.projection,
-                &RowSource {
+                RowSource {
                     summary,
-                    document,
+                    document: documents.next().flatten(),
                     tree,
                 },
                 &runtime,
             )
         })
         .collect();
+    drop(documents);
     let count = rows.len();
     let has_more = listing.has_more && count > 0;
-    let next_cursor = has_more.then(|| items.last()).flatten().map(|last| {
+    let next_cursor = has_more.then_some(last_id).flatten().map(|after_id| {
         QueryCursor {
             fingerprint: read.fingerprint.to_owned(),
-            after_id: last.id.clone(),
+            after_id,
             after_index: Some((start + count - 1) as u64),
             snapshot: None,
         }

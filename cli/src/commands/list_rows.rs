@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use pm_engine::read::record_order::{IN_MEMORY_KEY_ORDER, in_memory_order};
+use pm_engine::item::ItemDoc;
+use pm_engine::read::record_order::IN_MEMORY_KEY_ORDER;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::{HEAVY_KEYS, ItemSummary};
 use pm_engine::{Error, ReadOutputRefusal, Result};
@@ -203,12 +204,12 @@ pub fn tree_order(
         .collect()
 }
 
-/// The inputs of one row.
+/// The inputs of one row, owned: what the row shows moves into it instead of being copied.
 pub struct RowSource<'a> {
     /// The summary (light metadata).
-    pub summary: &'a ItemSummary,
-    /// The full metadata and body, when the projection needs them.
-    pub document: Option<(&'a Map<String, Value>, &'a str)>,
+    pub summary: ItemSummary,
+    /// The full document, when the projection needs it.
+    pub document: Option<ItemDoc>,
     /// The tree position under `--tree`.
     pub tree: Option<&'a TreePosition>,
 }
@@ -223,60 +224,80 @@ fn tree_value(field: &str, tree: &TreePosition, title: &str) -> Value {
 }
 
 /// Builds one projected row.
-pub fn project_row(projection: &Projection, row: &RowSource<'_>, runtime: &[&str]) -> Value {
-    let light = &row.summary.light;
-    let lookup = |field: &str| -> Value {
-        if let Some(tree) = row.tree.filter(|_| TREE_FIELDS.contains(&field)) {
-            return tree_value(field, tree, &row.summary.title);
-        }
-        if field == "body" {
-            return row.document.map_or(Value::Null, |(_, body)| json!(body));
-        }
-        match row.document {
-            Some((metadata, _)) => metadata.get(field).cloned().unwrap_or(Value::Null),
-            None => light.get(field).cloned().unwrap_or(Value::Null),
-        }
-    };
+pub fn project_row(projection: &Projection, row: RowSource<'_>, runtime: &[&str]) -> Value {
+    let RowSource {
+        summary,
+        document,
+        tree,
+    } = row;
     let mut out = match projection {
         Projection::Full { body } => {
             // pm merges the heavy collections onto the light record: they come last.
-            let mut out = in_memory_order(light, runtime);
-            if let Some((metadata, _)) = row.document {
+            let mut out = in_memory_order_owned(summary.light, runtime);
+            let (mut metadata, text) = document.map(|d| (d.metadata, d.body)).unzip();
+            if let Some(metadata) = metadata.as_mut() {
                 for key in HEAVY_KEYS {
-                    if let Some(value) = metadata.get(key) {
-                        out.insert(key.into(), value.clone());
+                    if let Some(value) = metadata.swap_remove(key) {
+                        out.insert(key.into(), value);
                     }
                 }
             }
             if *body {
-                out.insert("body".into(), lookup("body"));
+                out.insert("body".into(), text.map_or(Value::Null, Value::String));
             }
             out
         }
-        _ => projection
-            .fields()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|f| {
-                let value = lookup(&f);
-                (f, value)
-            })
-            .collect(),
+        _ => {
+            let lookup = |field: &str| -> Value {
+                if let Some(tree) = tree.filter(|_| TREE_FIELDS.contains(&field)) {
+                    return tree_value(field, tree, &summary.title);
+                }
+                match &document {
+                    Some(doc) if field == "body" => json!(doc.body),
+                    None if field == "body" => Value::Null,
+                    Some(doc) => doc.metadata.get(field).cloned().unwrap_or(Value::Null),
+                    None => summary.light.get(field).cloned().unwrap_or(Value::Null),
+                }
+            };
+            projection
+                .fields()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|f| {
+                    let value = lookup(&f);
+                    (f, value)
+                })
+                .collect()
+        }
     };
     if let (Some(tree), Projection::Brief | Projection::Compact | Projection::Full { .. }) =
-        (row.tree, projection)
+        (tree, projection)
     {
         for field in TREE_FIELDS {
-            out.insert(field.into(), tree_value(field, tree, &row.summary.title));
+            out.insert(field.into(), tree_value(field, tree, &summary.title));
         }
     }
     Value::Object(out)
+}
+
+/// [`pm_engine::read::record_order::in_memory_order`] of a record the caller gives up: the values move instead of being
+/// copied (the known keys, then the runtime fields, then the rest in their current order).
+fn in_memory_order_owned(mut metadata: Map<String, Value>, runtime: &[&str]) -> Map<String, Value> {
+    let mut out = Map::with_capacity(metadata.len());
+    for key in IN_MEMORY_KEY_ORDER.iter().chain(runtime) {
+        if let Some(value) = metadata.shift_remove(*key) {
+            out.insert((*key).to_owned(), value);
+        }
+    }
+    out.extend(metadata);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use pm_engine::item::ItemFormat;
+    use pm_engine::read::record_order::in_memory_order;
     use pm_engine::summary::ItemFacts;
 
     fn summary(id: &str, parent: Option<&str>) -> ItemSummary {
@@ -301,24 +322,48 @@ mod tests {
     #[test]
     fn projections_pick_fields_and_keep_nulls() {
         let s = summary("pm-a", None);
-        let row = RowSource {
-            summary: &s,
+        let row = || RowSource {
+            summary: s.clone(),
             document: None,
             tree: None,
         };
         assert_eq!(
-            project_row(&Projection::Compact, &row, &[]),
+            project_row(&Projection::Compact, row(), &[]),
             json!({"id": "pm-a", "title": "T pm-a", "status": "open", "type": "Task",
                    "priority": 1, "parent": null, "updated_at": null})
         );
         assert_eq!(
             project_row(
                 &Projection::Fields(vec!["title".into(), "risk".into()]),
-                &row,
+                row(),
                 &[]
             ),
             json!({"title": "T pm-a", "risk": null})
         );
+    }
+
+    #[test]
+    fn owned_in_memory_order_equals_the_engine_order() {
+        let metadata: Map<String, Value> = [
+            ("zeta", json!(1)),
+            ("closed_at", json!("t")),
+            ("estimate", json!(3)),
+            ("title", json!("T")),
+            ("alpha", json!([1])),
+            ("id", json!("pm-a")),
+            ("status", json!("open")),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        for runtime in [&[][..], &["estimate", "title", "nope"][..]] {
+            let owned = in_memory_order_owned(metadata.clone(), runtime);
+            let engine = in_memory_order(&metadata, runtime);
+            assert_eq!(
+                owned.iter().collect::<Vec<_>>(),
+                engine.iter().collect::<Vec<_>>()
+            );
+        }
     }
 
     #[test]

@@ -93,7 +93,7 @@ use crate::ctx::Ctx;
 use crate::exit;
 use crate::mutation::MutationOutput;
 use crate::read_output::{CommandKind, Finished};
-use crate::render::{Format, render, render_summarized};
+use crate::render::{Format, render, render_summarized, render_value};
 
 /// pm's subcommands. Variants carry no doc comment: the help text is the one on `XxxArgs`.
 #[derive(Debug, clap::Subcommand)]
@@ -417,7 +417,7 @@ impl CommandOutput {
             CommandOutput::Where(output) => render(output, format, out),
             CommandOutput::Bench(manifest) => render(manifest, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
-            CommandOutput::Read(finished) => render(&finished.value, finished.format, out),
+            CommandOutput::Read(finished) => render_value(&finished.value, finished.format, out),
             CommandOutput::Text { text, document } => match format {
                 Format::Toon => out.write_all(text.as_bytes()),
                 Format::Json => render(document, format, out),

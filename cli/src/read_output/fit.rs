@@ -108,24 +108,50 @@ pub fn measure_map(env: &mut Map<String, Value>, format: Format) -> u64 {
     tokens
 }
 
+/// The root keys a [`settle`] writer may rewrite: the receipts that carry the estimate.
+const SETTLED_KEYS: [&str; 3] = ["read_output", "read_session", "context_intent"];
+
 /// Writes `estimate` into every receipt of `env` via `write` until the printed size equals the
 /// estimate it carries (at most 16 rounds); returns the measured size of the final text.
+///
+/// `write` may change only the [`SETTLED_KEYS`]. Root entries print independently of each
+/// other in both encodings, so the rest of the document is measured once and every round
+/// measures only the receipts.
 pub fn settle(
     env: &mut Map<String, Value>,
     format: Format,
     mut write: impl FnMut(&mut Map<String, Value>, u64),
 ) -> u64 {
+    let fixed = budget::RootSize::of(
+        env.iter_mut()
+            .filter(|(k, _)| !SETTLED_KEYS.contains(&k.as_str())),
+        format,
+    );
+    let measure = |env: &mut Map<String, Value>| {
+        let settled = env
+            .iter_mut()
+            .filter(|(k, _)| SETTLED_KEYS.contains(&k.as_str()));
+        let tokens = fixed.plus(settled, format).tokens();
+        debug_assert_eq!(
+            tokens,
+            budget::tokens_for_bytes(
+                crate::render::encode(&Value::Object(env.clone()), format).len()
+            ),
+            "root entries print independently"
+        );
+        tokens
+    };
     let mut guess = 0;
     for _ in 0..16 {
         write(env, guess);
-        let measured = measure_map(env, format);
+        let measured = measure(env);
         if measured == guess {
             return measured;
         }
         guess = measured;
     }
     write(env, guess);
-    measure_map(env, format)
+    measure(env)
 }
 
 /// Updates an intent receipt to the final estimate (unless its result was omitted).

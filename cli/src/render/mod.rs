@@ -51,8 +51,33 @@ impl Format {
 /// Fails when the value cannot be represented as JSON or `out` cannot be written.
 pub fn render(value: &impl Serialize, format: Format, out: &mut dyn Write) -> io::Result<()> {
     let value = serde_json::to_value(value).map_err(io::Error::other)?;
-    out.write_all(encode(&value, format).as_bytes())?;
+    render_value(&value, format, out)
+}
+
+/// Writes an already built `value` to `out` in `format`: exactly [`encode`]'s bytes, without
+/// copying the value first. JSON is streamed in chunks, so a large result is never held as
+/// text in full.
+///
+/// # Errors
+/// Fails when `out` cannot be written.
+pub fn render_value(
+    value: &serde_json::Value,
+    format: Format,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Toon => out.write_all(toon::encode(value).as_bytes())?,
+        Format::Json => json::write(value, out)?,
+    }
     out.flush()
+}
+
+/// Returns `encode(value, format).len()`; JSON is counted without building the text.
+pub fn encoded_len(value: &serde_json::Value, format: Format) -> usize {
+    match format {
+        Format::Toon => toon::encode(value).len(),
+        Format::Json => json::len(value),
+    }
 }
 
 /// Returns exactly the text [`render`] prints for `value`: the bytes token budgets measure.
