@@ -2,13 +2,14 @@
 //! clap arguments, their translation into an engine `Query`, and pm's echo.
 //! Filter semantics live in `pm_engine::query`; this file only parses and validates values.
 
+use pm_engine::Error;
 use pm_engine::clock::EpochMs;
 use pm_engine::query::{Assignment, ContentFilter, Query, StatusFilter, TimeWindow};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::{Error, Result};
 use serde_json::{Map, Value, json};
 
 pub use super::list_switches::{ContentArgs, MissingArgs};
+use crate::failure::Result;
 use pm_engine::query::parse_when;
 
 /// The selectors every item read accepts (`context` and `next` use only these).
@@ -104,15 +105,6 @@ pub struct ListFilterArgs {
     pub missing: MissingArgs,
 }
 
-pub(super) fn invalid(flag: &str, value: &str, reason: String, allowed: Vec<String>) -> Error {
-    Error::InvalidArgument {
-        field: flag.into(),
-        value: value.into(),
-        reason,
-        allowed,
-    }
-}
-
 /// Splits repeated, comma-separated values into trimmed non-empty tokens.
 pub fn split_values(raw: &[String]) -> Vec<String> {
     raw.iter()
@@ -179,7 +171,7 @@ impl FilterArgs {
                     "Invalid --type value \"{raw}\". Use one of {} or a configured type.",
                     allowed.join("|")
                 );
-                return Err(invalid("--type", &raw, reason, allowed));
+                return Err(Error::invalid_argument("--type", &raw, reason, allowed).into());
             };
             if !query.types.contains(&def.name) {
                 query.types.push(def.name.clone());
@@ -191,7 +183,7 @@ impl FilterArgs {
             let Some(p) = priority else {
                 let allowed = (0..=4).map(|p| p.to_string()).collect();
                 let reason = format!("Invalid --priority value \"{raw}\". Use 0|1|2|3|4.");
-                return Err(invalid("--priority", &raw, reason, allowed));
+                return Err(Error::invalid_argument("--priority", &raw, reason, allowed).into());
             };
             if !query.priorities.contains(&p) {
                 query.priorities.push(p);
@@ -202,7 +194,7 @@ impl FilterArgs {
                 let reason = format!(
                     "Invalid --assignee value \"{raw}\". Use --assignee-filter unassigned to select items without an assignee."
                 );
-                return Err(invalid("--assignee", &raw, reason, Vec::new()));
+                return Err(Error::invalid_argument("--assignee", &raw, reason, Vec::new()).into());
             }
             query.assignees.push(raw);
         }
@@ -215,7 +207,9 @@ impl FilterArgs {
                     let reason = format!(
                         "Invalid --assignee-filter value \"{raw}\". Use assigned|unassigned."
                     );
-                    return Err(invalid("--assignee-filter", raw, reason, allowed));
+                    return Err(
+                        Error::invalid_argument("--assignee-filter", raw, reason, allowed).into(),
+                    );
                 }
             });
         }
@@ -297,7 +291,9 @@ impl ListFilterArgs {
                 return Ok(StatusScope::All);
             }
             let reason = "Invalid --status value: \"all\" must be used alone.".to_owned();
-            return Err(invalid("--status", &tokens.join(","), reason, allowed()));
+            return Err(
+                Error::invalid_argument("--status", &tokens.join(","), reason, allowed()).into(),
+            );
         }
         let mut ids: Vec<String> = Vec::new();
         for token in &tokens {
@@ -305,7 +301,7 @@ impl ListFilterArgs {
                 let reason = format!(
                     "Invalid --status value \"{token}\". Use open|closed|canceled or a configured status id."
                 );
-                return Err(invalid("--status", token, reason, allowed()));
+                return Err(Error::invalid_argument("--status", token, reason, allowed()).into());
             };
             if !ids.iter().any(|i| i == id) {
                 ids.push(id.to_owned());
@@ -340,7 +336,10 @@ impl ListFilterArgs {
             .map(|id| id.to_lowercase())
             .collect();
         let time = |flag: &str, raw: &Option<String>| -> Result<Option<EpochMs>> {
-            raw.as_deref().map(|r| parse_when(flag, r, now)).transpose()
+            Ok(raw
+                .as_deref()
+                .map(|r| parse_when(flag, r, now))
+                .transpose()?)
         };
         query.deadline = TimeWindow {
             after: time("--deadline-after", &self.deadline_after)?,
@@ -350,7 +349,7 @@ impl ListFilterArgs {
         if self.recent {
             if updated_after.is_some() {
                 let reason = "--recent cannot be combined with --updated-after.".to_owned();
-                return Err(invalid("--recent", "true", reason, Vec::new()));
+                return Err(Error::invalid_argument("--recent", "true", reason, Vec::new()).into());
             }
             updated_after = Some(parse_when("--recent", "-7d", now)?);
         }

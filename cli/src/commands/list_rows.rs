@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use pm_engine::read::record_order::{IN_MEMORY_KEY_ORDER, in_memory_order};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::{HEAVY_KEYS, ItemSummary};
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value, json};
 
 /// The brief projection.
@@ -124,7 +124,7 @@ pub fn parse_fields(raw: &str, schema: &RuntimeSchema) -> Result<Vec<String>> {
             unknown.join(", ")
         )
     };
-    Err(Error::ReadOutput {
+    Err(CliError::ReadOutput {
         kind: ReadOutputRefusal::UnknownField,
         message,
         flag: "--fields",

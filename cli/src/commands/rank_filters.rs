@@ -1,12 +1,13 @@
 //! The item filters of `search`, `context` and `next` (list parity): clap flags translated into
 //! the engine's `Query`, which alone defines what a filter means, plus pm's filter echo.
 
+use pm_engine::Error;
 use pm_engine::query::{Assignment, ContentFilter, Query, StatusFilter, TimeWindow, parse_when};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::{Error, Result};
 use serde_json::{Map, Value};
 
 use super::list_switches::ContentArgs;
+use crate::failure::Result;
 
 /// Filters shared by `search`, `context` and `next`.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -60,15 +61,6 @@ pub fn raw(values: &[String]) -> Option<String> {
     (!values.is_empty()).then(|| values.join(","))
 }
 
-fn invalid(flag: &str, value: &str, reason: &str, allowed: Vec<String>) -> Error {
-    Error::InvalidArgument {
-        field: flag.into(),
-        value: value.into(),
-        reason: reason.into(),
-        allowed,
-    }
-}
-
 impl ItemFilterArgs {
     /// Adds these filters to `query`.
     ///
@@ -84,7 +76,7 @@ impl ItemFilterArgs {
                     .iter()
                     .map(|d| d.name.clone())
                     .collect();
-                invalid("--type", &raw, "unknown item type", allowed)
+                Error::invalid_argument("--type", &raw, "unknown item type", allowed)
             })?;
             query.types.push(def.name.clone());
         }
@@ -96,7 +88,7 @@ impl ItemFilterArgs {
                 .filter(|p| (0..=4).contains(p))
                 .ok_or_else(|| {
                     let allowed = (0..=4).map(|p: i64| p.to_string()).collect();
-                    invalid("--priority", &raw, "priority must be 0..4", allowed)
+                    Error::invalid_argument("--priority", &raw, "priority must be 0..4", allowed)
                 })?;
             query.priorities.push(p);
         }
@@ -106,24 +98,26 @@ impl ItemFilterArgs {
             .iter()
             .find(|a| matches!(a.to_ascii_lowercase().as_str(), "none" | "null"))
         {
-            return Err(invalid(
+            return Err(Error::invalid_argument(
                 "--assignee",
                 bad,
                 "--assignee no longer accepts \"none\" or \"null\".",
                 Vec::new(),
-            ));
+            )
+            .into());
         }
         if let Some(raw) = &self.assignee_filter {
             query.assignment = Some(match raw.trim().to_ascii_lowercase().as_str() {
                 "assigned" => Assignment::Assigned,
                 "unassigned" => Assignment::Unassigned,
                 _ => {
-                    return Err(invalid(
+                    return Err(Error::invalid_argument(
                         "--assignee-filter",
                         raw,
                         "must be assigned or unassigned",
                         vec!["assigned".into(), "unassigned".into()],
-                    ));
+                    )
+                    .into());
                 }
             });
         }
@@ -176,19 +170,20 @@ pub fn status_filter(schema: &RuntimeSchema, raw: &[String]) -> Result<StatusFil
         if tokens.len() == 1 {
             return Ok(StatusFilter::All);
         }
-        return Err(invalid(
+        return Err(Error::invalid_argument(
             "--status",
             &tokens.join(","),
             "all must appear alone",
             allowed(),
-        ));
+        )
+        .into());
     }
     let mut set = Vec::new();
     for t in tokens {
         let id = schema
             .statuses
             .resolve(&t)
-            .ok_or_else(|| invalid("--status", &t, "unknown status", allowed()))?;
+            .ok_or_else(|| Error::invalid_argument("--status", &t, "unknown status", allowed()))?;
         if !set.iter().any(|s| s == id) {
             set.push(id.to_owned());
         }
@@ -229,10 +224,11 @@ impl WindowArgs {
     /// `invalid_argument_value` for a malformed time.
     pub fn apply(&self, now_ms: i64, query: &mut Query) -> Result<()> {
         let bound = |flag: &str, raw: &Option<String>| -> Result<Option<i64>> {
-            raw.as_deref()
+            Ok(raw
+                .as_deref()
                 .filter(|r| !r.trim().is_empty())
                 .map(|r| parse_when(flag, r, now_ms))
-                .transpose()
+                .transpose()?)
         };
         query.deadline = TimeWindow {
             after: bound("--deadline-after", &self.deadline_after)?,

@@ -1,7 +1,7 @@
 //! What each error means to a caller: its stable code, its one-line fix, and the internal
 //! invariant constructor.
 
-use super::{Error, ErrorCode, LifecycleConflict, ReadOutputRefusal, UsageKind, display_paths};
+use super::{Error, ErrorCode, LifecycleConflict, display_paths};
 
 impl Error {
     /// Returns the stable code of this error.
@@ -32,15 +32,7 @@ impl Error {
             Error::SettingsInvalid { .. } => ErrorCode::SettingsInvalid,
             Error::ItemTooLarge { .. } => ErrorCode::ItemTooLarge,
             Error::Io { .. } => ErrorCode::Io,
-            Error::Usage { kind, .. } => match kind {
-                UsageKind::UnknownOption => ErrorCode::UnknownOption,
-                UsageKind::UnknownCommand => ErrorCode::UnknownCommand,
-                UsageKind::MissingRequiredArgument => ErrorCode::MissingRequiredArgument,
-                UsageKind::InvalidValue => ErrorCode::InvalidArgumentValue,
-                UsageKind::UnexpectedArgument => ErrorCode::UnexpectedArgument,
-                UsageKind::ConflictingArguments => ErrorCode::ConflictingArguments,
-                UsageKind::RequiresMutation => ErrorCode::ExpectHashRequiresMutation,
-            },
+            Error::ConflictingOptions { .. } => ErrorCode::ConflictingArguments,
             Error::ItemIdCollision { .. } => ErrorCode::ItemIdCollision,
             Error::RevisionConflict { .. } => ErrorCode::ItemRevisionConflict,
             Error::Lifecycle { kind, .. } => match kind {
@@ -54,24 +46,7 @@ impl Error {
             Error::UnresolvedReference { .. } => ErrorCode::DependencyTargetUnresolved,
             Error::MutationTorn { .. } => ErrorCode::MutationTorn,
             Error::Index { .. } => ErrorCode::IndexUnavailable,
-            Error::ReadOutput { kind, .. } => match kind {
-                ReadOutputRefusal::InvalidValue => ErrorCode::InvalidArgumentValue,
-                ReadOutputRefusal::NotReadSurface => ErrorCode::ConflictingArguments,
-                ReadOutputRefusal::CursorInvalid => ErrorCode::ReadOutputCursorInvalid,
-                ReadOutputRefusal::CursorCommandMismatch => {
-                    ErrorCode::ReadOutputCursorCommandMismatch
-                }
-                ReadOutputRefusal::CursorStale => ErrorCode::ReadOutputCursorStale,
-                ReadOutputRefusal::InvalidSession => ErrorCode::InvalidReadOutputSession,
-                ReadOutputRefusal::InvalidQueryCursor => ErrorCode::InvalidQueryCursor,
-                ReadOutputRefusal::UnknownContextIntent => ErrorCode::UnknownContextIntent,
-                ReadOutputRefusal::MissingRequiredOption => ErrorCode::MissingRequiredOption,
-                ReadOutputRefusal::UnmatchedSelector => ErrorCode::CommandFailed,
-                ReadOutputRefusal::ProjectionConflict => {
-                    ErrorCode::ProjectionOptionsMutuallyExclusive
-                }
-                ReadOutputRefusal::UnknownField => ErrorCode::UnknownFieldProjection,
-            },
+            Error::CursorNotInResult { .. } => ErrorCode::InvalidQueryCursor,
             Error::MissingCreateOptions { .. } => ErrorCode::MissingRequiredOption,
             Error::CloseValidation { .. } => ErrorCode::CloseValidationMissingFields,
             Error::LikelyDuplicate { .. } => ErrorCode::LikelyDuplicate,
@@ -176,26 +151,9 @@ impl Error {
                 "check that {} exists and is readable/writable",
                 path.display()
             )),
-            Error::Usage {
-                kind: UsageKind::RequiresMutation,
-                flag,
-                ..
-            } => Some(format!(
-                "drop {}: it guards a write against a changed item, and this command only reads",
-                flag.as_deref().unwrap_or("--expect-hash")
-            )),
-            Error::Usage { suggestions, .. } if !suggestions.is_empty() => Some(format!(
-                "did you mean {}?",
-                suggestions
-                    .iter()
-                    .map(|s| format!("'{s}'"))
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            )),
-            Error::Usage { allowed, .. } if !allowed.is_empty() => {
-                Some(format!("use one of: {}", allowed.join(", ")))
+            Error::ConflictingOptions { .. } => {
+                Some("run `pm --help` for the accepted arguments".into())
             }
-            Error::Usage { .. } => Some("run `pm --help` for the accepted arguments".into()),
             Error::ItemIdCollision { id, .. } => Some(format!(
                 "pick another --id, or read the existing item with `pm get {id}`"
             )),
@@ -232,7 +190,9 @@ impl Error {
             Error::Index { .. } => Some(
                 "run `pm reindex` to rebuild it, or `pm gc --scope index` to delete it; reads scan the files meanwhile".into(),
             ),
-            Error::ReadOutput { kind, suggestion, allowed, .. } => read_output_hint(*kind, suggestion.as_deref(), allowed),
+            Error::CursorNotInResult { .. } => Some(
+                "repeat the original query without --after to obtain a fresh cursor".into(),
+            ),
             Error::MissingCreateOptions { strict: true, flags, .. } => Some(format!(
                 "pass {} in one invocation, or retry with --create-mode progressive",
                 flags.join(", ")
@@ -267,6 +227,24 @@ impl Error {
         }
     }
 
+    /// Returns the refusal of `value` for `field` (an [`Error::InvalidArgument`]), naming the
+    /// legal values when the domain is finite.
+    ///
+    /// The one constructor of value refusals; callers pass their flag as typed.
+    pub fn invalid_argument(
+        field: &str,
+        value: &str,
+        reason: impl Into<String>,
+        allowed: Vec<String>,
+    ) -> Error {
+        Error::InvalidArgument {
+            field: field.into(),
+            value: value.into(),
+            reason: reason.into(),
+            allowed,
+        }
+    }
+
     /// Returns an internal-invariant error.
     pub fn internal(detail: impl Into<String>) -> Error {
         Error::Internal {
@@ -280,40 +258,4 @@ fn stream_id(path: &std::path::Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "<id>".into())
-}
-
-/// Returns the one-line fix of a read-output refusal.
-fn read_output_hint(
-    kind: ReadOutputRefusal,
-    suggestion: Option<&str>,
-    allowed: &[String],
-) -> Option<String> {
-    if let Some(suggestion) = suggestion {
-        return Some(format!("did you mean '{suggestion}'?"));
-    }
-    Some(match kind {
-        ReadOutputRefusal::CursorInvalid => {
-            "pass the cursor exactly as the previous read printed it".into()
-        }
-        ReadOutputRefusal::CursorCommandMismatch | ReadOutputRefusal::CursorStale => {
-            "rerun the original read without --output-cursor to get a fresh cursor".into()
-        }
-        ReadOutputRefusal::InvalidQueryCursor => {
-            "repeat the original query without --after to obtain a fresh cursor".into()
-        }
-        ReadOutputRefusal::InvalidSession => {
-            "pass read_session.next_state from the previous read, or start a new session".into()
-        }
-        ReadOutputRefusal::MissingRequiredOption => {
-            "add --for <intent>, or omit --token-budget".into()
-        }
-        ReadOutputRefusal::NotReadSurface => {
-            "drop the --output-* controls (only --output-format applies here)".into()
-        }
-        ReadOutputRefusal::ProjectionConflict => {
-            "choose one of --brief, --compact, --full or --fields".into()
-        }
-        _ if !allowed.is_empty() => format!("use one of: {}", allowed.join(", ")),
-        _ => return None,
-    })
 }
