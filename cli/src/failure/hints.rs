@@ -1,5 +1,7 @@
-//! The one-line fixes (`hint`) of the refusals only the command line makes: usage mistakes and
-//! refused read-output controls.
+//! Which catalogue entry (`pm_engine::error::hints`) fixes a refusal only the command line
+//! makes; the wording itself lives in the catalogue.
+
+use pm_engine::error::hints;
 
 use super::{ReadOutputRefusal, UsageKind};
 
@@ -10,25 +12,14 @@ pub(super) fn usage(
     suggestions: &[String],
     allowed: &[String],
 ) -> Option<String> {
-    if kind == UsageKind::RequiresMutation {
-        return Some(format!(
-            "drop {}: it guards a write against a changed item, and this command only reads",
-            flag.unwrap_or("--expect-hash")
-        ));
-    }
-    Some(if !suggestions.is_empty() {
-        format!(
-            "did you mean {}?",
-            suggestions
-                .iter()
-                .map(|s| format!("'{s}'"))
-                .collect::<Vec<_>>()
-                .join(" or ")
-        )
+    Some(if kind == UsageKind::RequiresMutation {
+        hints::drop_write_guard(flag.unwrap_or("--expect-hash"))
+    } else if !suggestions.is_empty() {
+        hints::did_you_mean(suggestions)
     } else if !allowed.is_empty() {
-        format!("use one of: {}", allowed.join(", "))
+        hints::use_one_of(allowed)
     } else {
-        "run `pm --help` for the accepted arguments".into()
+        hints::accepted_arguments()
     })
 }
 
@@ -39,31 +30,20 @@ pub(super) fn read_output(
     allowed: &[String],
 ) -> Option<String> {
     if let Some(suggestion) = suggestion {
-        return Some(format!("did you mean '{suggestion}'?"));
+        return Some(hints::did_you_mean(&[suggestion.to_owned()]));
     }
-    Some(match kind {
-        ReadOutputRefusal::CursorInvalid => {
-            "pass the cursor exactly as the previous read printed it".into()
-        }
+    let fixed = match kind {
+        ReadOutputRefusal::CursorInvalid => hints::CURSOR_AS_PRINTED,
         ReadOutputRefusal::CursorCommandMismatch | ReadOutputRefusal::CursorStale => {
-            "rerun the original read without --output-cursor to get a fresh cursor".into()
+            hints::FRESH_OUTPUT_CURSOR
         }
-        ReadOutputRefusal::InvalidQueryCursor => {
-            "repeat the original query without --after to obtain a fresh cursor".into()
-        }
-        ReadOutputRefusal::InvalidSession => {
-            "pass read_session.next_state from the previous read, or start a new session".into()
-        }
-        ReadOutputRefusal::MissingRequiredOption => {
-            "add --for <intent>, or omit --token-budget".into()
-        }
-        ReadOutputRefusal::NotReadSurface => {
-            "drop the --output-* controls (only --output-format applies here)".into()
-        }
-        ReadOutputRefusal::ProjectionConflict => {
-            "choose one of --brief, --compact, --full or --fields".into()
-        }
-        _ if !allowed.is_empty() => format!("use one of: {}", allowed.join(", ")),
+        ReadOutputRefusal::InvalidQueryCursor => hints::FRESH_QUERY_CURSOR,
+        ReadOutputRefusal::InvalidSession => hints::SESSION_NEXT_STATE,
+        ReadOutputRefusal::MissingRequiredOption => hints::INTENT_FOR_BUDGET,
+        ReadOutputRefusal::NotReadSurface => hints::DROP_OUTPUT_CONTROLS,
+        ReadOutputRefusal::ProjectionConflict => hints::ONE_PROJECTION,
+        _ if !allowed.is_empty() => return Some(hints::use_one_of(allowed)),
         _ => return None,
-    })
+    };
+    Some(fixed.to_owned())
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 mod classify;
 mod code;
+pub mod hints;
 
 pub use code::{ErrorCode, ErrorFamily};
 
