@@ -93,7 +93,7 @@ pub(crate) fn execute(
         Ok(ctx) => ctx,
         Err(error) => {
             return failure::report(
-                &error,
+                &error.into(),
                 &inv,
                 fallback_format,
                 cli.global.quiet,
@@ -209,10 +209,10 @@ fn finish_with(
         Ok(()) => code,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => code,
         Err(source) => {
-            let error = pm_engine::Error::Io {
+            let error = failure::CliError::from(pm_engine::Error::Io {
                 path: "<stdout>".into(),
                 source,
-            };
+            });
             failure::report(&error, inv, Format::Toon, true, stdout, stderr)
         }
     }

@@ -289,7 +289,7 @@ proptest! {
             Err(error) => {
                 prop_assert!(known.is_empty() && rows > 0);
                 prop_assert_eq!(error.code().as_str(), "command_failed");
-                let pm_engine::Error::ReadOutput { allowed, flag, .. } = &error else {
+                let pm_cli::failure::CliError::ReadOutput { allowed, flag, .. } = &error else {
                     return Err(TestCaseError::fail("not a read-output refusal"));
                 };
                 prop_assert_eq!(*flag, "--output-include");

@@ -35,8 +35,5 @@ pub mod timestamp;
 pub mod toon;
 pub mod tracker;
 
-pub use error::{
-    Error, ErrorCode, ErrorFamily, IoResultExt, LifecycleConflict, ReadOutputRefusal, Result,
-    UsageKind,
-};
+pub use error::{Error, ErrorCode, ErrorFamily, IoResultExt, LifecycleConflict, Result};
 pub use notice::Notice;

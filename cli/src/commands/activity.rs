@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use pm_engine::Error;
 use pm_engine::clock::format_iso_ms;
 use pm_engine::history::HistoryEntry;
 use pm_engine::query::parse_when;
@@ -12,11 +13,11 @@ use pm_engine::read::history_view::compact_row;
 use pm_engine::read::{FieldGroup, OmissionReceipt, ProvenanceRow, TrackerView};
 use pm_engine::schema::load;
 use pm_engine::timestamp::parse_timestamp;
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use pm_index::{EventQuery, EventRow, EventSince, Index};
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::progress::index_options;
 use crate::read_output::{
     Finished, QueryCursor, ReadMeta, Surface, finish_read, query_fingerprint,
@@ -306,7 +307,7 @@ fn mode(ctx: &Ctx, args: &ActivityArgs) -> Result<Mode> {
     match chosen.as_slice() {
         [] => Ok(Mode::Digest),
         [one] => Ok(*one),
-        _ => Err(Error::ReadOutput {
+        _ => Err(CliError::ReadOutput {
             kind: ReadOutputRefusal::ProjectionConflict,
             message: "Choose one activity projection: --raw/--compact, --provenance or --full."
                 .into(),
@@ -332,7 +333,8 @@ fn parse_limit(raw: &str) -> Result<usize> {
             value: raw.into(),
             reason: "expected a whole number of at least 1 (or --unbounded)".into(),
             allowed: Vec::new(),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -349,9 +351,9 @@ fn resolve_ids(view: &TrackerView, raw: &[String]) -> Result<Vec<String>> {
             Ok(file) => out.push(file.stem),
             Err(Error::ItemNotFound { .. }) => match view.stream_id_without_file(raw) {
                 Some(id) => out.push(id),
-                None => return Err(view.not_found(raw)),
+                None => return Err(view.not_found(raw).into()),
             },
-            Err(err) => return Err(err),
+            Err(err) => return Err(err.into()),
         }
     }
     Ok(out)
@@ -387,7 +389,8 @@ fn window(ctx: &Ctx, args: &ActivityArgs) -> Result<(i64, i64)> {
                 format_iso_ms(to)
             ),
             allowed: Vec::new(),
-        });
+        }
+        .into());
     }
     Ok((from, to))
 }
@@ -403,7 +406,7 @@ fn window_of(cursor: &QueryCursor, raw: &str) -> Result<Option<(i64, i64)>> {
         .and_then(|(f, t)| Some((parse_timestamp(f)?, parse_timestamp(t)?)));
     match parsed {
         Some(window) => Ok(Some(window)),
-        None => Err(Error::ReadOutput {
+        None => Err(CliError::ReadOutput {
             kind: ReadOutputRefusal::InvalidQueryCursor,
             message: "Query cursor version or payload is unsupported.".into(),
             flag: "--after",

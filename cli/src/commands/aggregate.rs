@@ -1,15 +1,16 @@
 //! `pm aggregate`: grouped item counts for governance queries, with
 //! optional completion, sum and average, over the list-style filters; rows are `groups`.
 
+use pm_engine::Error;
 use pm_engine::read::aggregate::{AggregateSpec, GroupField, NumericTotal, aggregate};
 use pm_engine::schema::load;
-use pm_engine::{Error, Result};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
 use super::list_filters::{EchoStyle, Filters, SelectArgs, StatusArgs};
 use super::rank_filters::split_values;
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
 
@@ -154,7 +155,8 @@ fn spec_of(args: &AggregateArgs) -> Result<AggregateSpec> {
             value: args.group_by.clone(),
             reason: "name at least one field".into(),
             allowed: allowed(),
-        });
+        }
+        .into());
     }
     let field = |flag: &str, raw: &Option<String>| -> Result<Option<String>> {
         match raw.as_deref().map(str::trim) {
@@ -164,7 +166,8 @@ fn spec_of(args: &AggregateArgs) -> Result<AggregateSpec> {
                 value: String::new(),
                 reason: "name a numeric metadata field (e.g. estimated_minutes)".into(),
                 allowed: Vec::new(),
-            }),
+            }
+            .into()),
             Some(f) => Ok(Some(f.to_owned())),
         }
     };

@@ -1,9 +1,9 @@
 //! `pm append <id> <text>`: append text to an item's body.
 
-use pm_engine::Result;
 use pm_engine::mutate::append_body;
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
 
 /// Append text to an item's body
@@ -33,7 +33,7 @@ pub struct AppendArgs {
 /// Empty text, `item_not_found`, ownership, lock and revision conflicts.
 pub fn cmd_append(ctx: &Ctx, args: &AppendArgs) -> Result<(MutationOutput, Vec<String>)> {
     let m = with_context(ctx, "append", args.force, |mctx, _| {
-        append_body(mctx, &args.id, &args.text)
+        Ok(append_body(mctx, &args.id, &args.text)?)
     })?;
     Ok((receipt_for(&m, &args.receipt), m.warnings))
 }

@@ -4,13 +4,14 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use pm_engine::Error;
 use pm_engine::bench_corpus::{
     CorpusOptions, CorpusShape, generate_corpus, manifest_json, write_manifest,
 };
-use pm_engine::{Error, Result};
 use serde_json::Value;
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 
 /// Generate benchmark trackers
 #[derive(Debug, clap::Args)]

@@ -1,9 +1,9 @@
 //! `pm claim <id>` and `pm release <id>`: take and give back ownership of an item.
 
-use pm_engine::Result;
 use pm_engine::mutate::{claim, release};
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::mutation::{ClaimOutput, MutationOutput, ReleaseOutput, output_item, with_context};
 
 /// Claim an item: you become its assignee and claim principal
@@ -35,7 +35,9 @@ pub struct ReleaseArgs {
 /// # Errors
 /// `already_claimed_by` (exit 4) without `--force`; lock and revision conflicts.
 pub fn cmd_claim(ctx: &Ctx, args: &ClaimArgs) -> Result<(MutationOutput, Vec<String>)> {
-    let m = with_context(ctx, "claim", args.force, |mctx, _| claim(mctx, &args.id))?;
+    let m = with_context(ctx, "claim", args.force, |mctx, _| {
+        Ok(claim(mctx, &args.id)?)
+    })?;
     let previous = m.before.str_field("assignee").map(String::from);
     let output = ClaimOutput {
         item: output_item(&m.after.metadata),
@@ -52,7 +54,7 @@ pub fn cmd_claim(ctx: &Ctx, args: &ClaimArgs) -> Result<(MutationOutput, Vec<Str
 /// `item_not_claimed`, ownership, lock and revision conflicts.
 pub fn cmd_release(ctx: &Ctx, args: &ReleaseArgs) -> Result<(MutationOutput, Vec<String>)> {
     let m = with_context(ctx, "release", args.force, |mctx, _| {
-        release(mctx, &args.id)
+        Ok(release(mctx, &args.id)?)
     })?;
     let output = ReleaseOutput {
         item: output_item(&m.after.metadata),

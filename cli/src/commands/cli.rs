@@ -352,7 +352,9 @@ mod parse_errors {
     use super::*;
     use crate::failure::{ParseOutcome, from_clap};
     use clap::CommandFactory;
-    use pm_engine::{Error, ErrorCode};
+    use pm_engine::ErrorCode;
+
+    use crate::failure::CliError;
 
     fn classify(args: &[&str]) -> ParseOutcome {
         let argv = std::iter::once("pm").chain(args.iter().copied());
@@ -362,7 +364,7 @@ mod parse_errors {
         }
     }
 
-    fn usage_of(args: &[&str]) -> Error {
+    fn usage_of(args: &[&str]) -> CliError {
         match classify(args) {
             ParseOutcome::Failure(e) => e,
             ParseOutcome::Display(text) => panic!("display: {text}"),
@@ -383,7 +385,7 @@ mod parse_errors {
     fn bad_format_value_lists_the_domain() {
         let e = usage_of(&["--output-format", "yaml"]);
         assert_eq!(e.code(), ErrorCode::InvalidArgumentValue);
-        let Error::Usage {
+        let CliError::Usage {
             flag,
             value,
             allowed,

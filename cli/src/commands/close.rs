@@ -1,10 +1,10 @@
 //! `pm close <id> <reason>`: moves an item to the close status with a reason, optionally
 //! setting the closure fields inline and choosing the close-validation mode.
 
-use pm_engine::Result;
 use pm_engine::mutate::{CloseRequest, close_item};
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
 
 /// Close an item with a reason
@@ -77,7 +77,7 @@ pub fn cmd_close(ctx: &Ctx, args: &CloseArgs) -> Result<(MutationOutput, Vec<Str
         validate_close: args.validate_close.clone(),
     };
     let m = with_context(ctx, "close", args.force, |mctx, _| {
-        close_item(mctx, &args.id, &request)
+        Ok(close_item(mctx, &args.id, &request)?)
     })?;
     Ok((receipt_for(&m, &args.receipt), m.warnings))
 }

@@ -1,10 +1,10 @@
 //! `pm comments|notes|learnings <id>`: add an entry (`--add`) or list the collection.
 
-use pm_engine::Result;
 use pm_engine::mutate::{AnnotationKind, add_annotation, read_item};
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::mutation::{AnnotationOutput, MutationOutput, Workspace, with_context};
 
 /// Add to or list an item's comments, notes or learnings
@@ -49,7 +49,7 @@ pub fn cmd_annotation(
         ));
     };
     let (m, index) = with_context(ctx, field, args.force, |mctx, _| {
-        add_annotation(mctx, &args.id, kind, text)
+        Ok(add_annotation(mctx, &args.id, kind, text)?)
     })?;
     let all = list(m.after.metadata.get(field));
     let total = all.len();

@@ -3,7 +3,6 @@
 //! of deeper reads (`context_sections`), paged with query cursors and finished by the
 //! read-output layer.
 
-use pm_engine::Result;
 use pm_engine::query::{Query, StatusFilter};
 use pm_engine::rank::context::focus;
 use pm_engine::rank::critical::is_in_progress;
@@ -21,6 +20,7 @@ use super::list_filters::{EchoStyle, Filters, SelectArgs};
 use super::next::{budget_or, positive_or};
 use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::progress::index_options;
 use crate::read_output::{
     Finished, ReadMeta, Surface, finish_read, intent, paginate, query_fingerprint,

@@ -2,12 +2,13 @@
 //! computes them (`pm_engine::rank::sections`), with the `activity` rows from the
 //! history-event projection (`pm_index::Index::events_all`).
 
+use crate::failure::Result;
+use pm_engine::Error;
 use pm_engine::clock::format_iso_ms;
 use pm_engine::query::{Query, Sort};
 use pm_engine::rank::sections::{BUILT, ContextDepth, SECTIONS, SectionInput, compute};
 use pm_engine::settings::ContextDefaults;
 use pm_engine::summary::ItemSummary;
-use pm_engine::{Error, Result};
 use pm_index::{EventQuery, EventSince, Index};
 use serde_json::{Map, Value, json};
 
@@ -57,7 +58,8 @@ pub fn plan(
                 value: raw.trim().into(),
                 reason,
                 allowed: BUILT.iter().map(|s| s.to_string()).collect(),
-            });
+            }
+            .into());
         };
         if !chosen.contains(&known) {
             chosen.push(known);

@@ -3,13 +3,14 @@
 //! Nothing here lists a command or a flag by hand; a new command shows up by itself.
 
 use clap::CommandFactory;
-use pm_engine::{Error, ErrorCode, Result};
+use pm_engine::{Error, ErrorCode};
 use serde_json::{Map, Value, json};
 
 use crate::commands::Cli;
 use crate::ctx::Ctx;
 use crate::exit;
 use crate::failure;
+use crate::failure::Result;
 use crate::read_output::{self, Bound, Dimension, Finished, ReadMeta, RowShape, Surface};
 use crate::render::Format;
 
@@ -120,7 +121,8 @@ fn contracts_document(
                     value: wanted,
                     reason: "no such command".into(),
                     allowed: all.iter().map(|(p, _)| p.clone()).collect(),
-                });
+                }
+                .into());
             }
             picked
         }

@@ -1,13 +1,14 @@
 //! `pm create`: turns the operands, field flags and `--stdin-json` document into an engine
 //! `NewItem` and prints the mutation receipt.
 
+use pm_engine::Error;
 use pm_engine::governance::GivenOptions;
 use pm_engine::ids::IdMinter;
 use pm_engine::mutate::{DependencySeed, FieldEdit, NewItem, create, edits_from_json, split_list};
-use pm_engine::{Error, Result};
 use serde_json::{Map, Value};
 
 use crate::ctx::Ctx;
+use crate::failure::{CliError, Result, UsageKind};
 use crate::mutation::{FieldFlags, MutationOutput, ReceiptArgs, receipt_for, with_context};
 
 /// Create a work item
@@ -156,7 +157,7 @@ pub fn cmd_create(ctx: &Ctx, args: &CreateArgs) -> Result<(MutationOutput, Vec<S
         None => IdMinter::from_entropy(),
     };
     let m = with_context(ctx, "create", false, |mctx, _| {
-        create(mctx, &item, &mut minter)
+        Ok(create(mctx, &item, &mut minter)?)
     })?;
     Ok((receipt_for(&m, &args.receipt), m.warnings))
 }
@@ -227,13 +228,14 @@ pub(crate) fn stdin_document(ctx: &Ctx) -> Result<Map<String, Value>> {
             value: text.chars().take(80).collect(),
             reason: "stdin must hold one JSON object".into(),
             allowed: Vec::new(),
-        }),
+        }
+        .into()),
     }
 }
 
-fn missing(what: &str) -> Error {
-    Error::Usage {
-        kind: pm_engine::UsageKind::MissingRequiredArgument,
+fn missing(what: &str) -> CliError {
+    CliError::Usage {
+        kind: UsageKind::MissingRequiredArgument,
         detail: format!("create needs {what}"),
         flag: Some("TITLE".into()),
         value: None,

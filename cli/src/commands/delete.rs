@@ -1,11 +1,12 @@
 //! `pm delete <id>` and `pm restore <id> <version>`: remove an item (its history stays) and
 //! rebuild a past version from history.
 
+use pm_engine::Error;
 use pm_engine::mutate::{RestoreTarget, delete, restore};
 use pm_engine::timestamp::parse_timestamp;
-use pm_engine::{Error, Result};
 
 use crate::ctx::Ctx;
+use crate::failure::{CliError, Result, UsageKind};
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
 
 /// Delete an item; its history stream is kept so that it can be restored
@@ -62,7 +63,7 @@ pub struct RestoreArgs {
 /// `item_not_found`, ownership, lock and revision conflicts.
 pub fn cmd_delete(ctx: &Ctx, args: &DeleteArgs) -> Result<(MutationOutput, Vec<String>)> {
     let m = with_context(ctx, "delete", args.force, |mctx, _| {
-        delete(mctx, &args.id, args.message.clone())
+        Ok(delete(mctx, &args.id, args.message.clone())?)
     })?;
     Ok((receipt_for(&m, &args.receipt), m.warnings))
 }
@@ -77,8 +78,8 @@ pub fn cmd_restore(ctx: &Ctx, args: &RestoreArgs) -> Result<(MutationOutput, Vec
         .at
         .as_deref()
         .or(args.version.as_deref())
-        .ok_or_else(|| Error::Usage {
-            kind: pm_engine::UsageKind::MissingRequiredArgument,
+        .ok_or_else(|| CliError::Usage {
+            kind: UsageKind::MissingRequiredArgument,
             detail: "restore needs a VERSION operand or --at".into(),
             flag: Some("VERSION".into()),
             value: None,
@@ -97,7 +98,7 @@ pub fn cmd_restore(ctx: &Ctx, args: &RestoreArgs) -> Result<(MutationOutput, Vec
         }
     };
     let m = with_context(ctx, "restore", args.force, |mctx, _| {
-        restore(mctx, &args.id, target, args.message.clone())
+        Ok(restore(mctx, &args.id, target, args.message.clone())?)
     })?;
     Ok((receipt_for(&m, &args.receipt), m.warnings))
 }

@@ -4,15 +4,16 @@
 
 use std::collections::BTreeSet;
 
+use pm_engine::Error;
 use pm_engine::mutate::{DependencySeed, deps_add, deps_remove, split_list};
 use pm_engine::read::TrackerView;
 use pm_engine::read::graph::deps::{DepsIndex, DepsOptions};
 use pm_engine::read::graph::{Direction, EdgeModel, KindFilter, Reach};
-use pm_engine::{Error, Result};
 use pm_index::{GraphRows, GraphSubset, Index};
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
+use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
@@ -131,17 +132,23 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
     let format = args.format.unwrap_or(DepsFormat::Tree);
     let context = format == DepsFormat::Context;
     let number = |raw: Option<&str>, flag: &str| -> Result<Option<usize>> {
-        raw.map(|raw| match raw.trim().parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(invalid(flag, raw, "expected a whole number of at least 1")),
-        })
-        .transpose()
+        Ok(raw
+            .map(|raw| match raw.trim().parse::<usize>() {
+                Ok(n) if n >= 1 => Ok(n),
+                _ => Err(Error::invalid_argument(
+                    flag,
+                    raw,
+                    "expected a whole number of at least 1",
+                    Vec::new(),
+                )),
+            })
+            .transpose()?)
     };
     let max_depth = number(args.max_depth.as_deref(), "--max-depth")?.unwrap_or(10);
     let node_limit = number(args.node_limit.as_deref(), "--node-limit")?;
     let edge_limit = number(args.edge_limit.as_deref(), "--edge-limit")?;
     if !context && (args.cursor.is_some() || args.direction.is_some() || !args.kind.is_empty()) {
-        return Err(invalid(
+        return Err(Error::invalid_argument(
             "--format",
             if format == DepsFormat::Tree {
                 "tree"
@@ -149,11 +156,13 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
                 "graph"
             },
             "--cursor, --direction and --kind need --format context",
-        ));
+            Vec::new(),
+        )
+        .into());
     }
     if args.cursor.as_deref().is_some_and(|c| c.trim().is_empty()) {
-        return Err(Error::ReadOutput {
-            kind: pm_engine::ReadOutputRefusal::InvalidQueryCursor,
+        return Err(CliError::ReadOutput {
+            kind: ReadOutputRefusal::InvalidQueryCursor,
             message: "Query cursor is malformed.".into(),
             flag: "--cursor",
             value: args.cursor.clone(),
@@ -197,11 +206,16 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
         Some(wanted) if every_item => {
             let known = deps.kinds();
             if let Some(bad) = wanted.iter().find(|k| !known.contains(*k)) {
-                let mut err = invalid("--kind", bad, "no item declares a dependency of this kind");
+                let mut err = Error::invalid_argument(
+                    "--kind",
+                    bad,
+                    "no item declares a dependency of this kind",
+                    Vec::new(),
+                );
                 if let Error::InvalidArgument { allowed, .. } = &mut err {
                     *allowed = known.into_iter().collect();
                 }
-                return Err(err);
+                return Err(err.into());
             }
             Some(wanted)
         }
@@ -331,15 +345,6 @@ fn declared_kinds(subset: &GraphSubset) -> BTreeSet<String> {
     kinds
 }
 
-fn invalid(flag: &str, value: &str, reason: &str) -> Error {
-    Error::InvalidArgument {
-        field: flag.into(),
-        value: value.into(),
-        reason: reason.into(),
-        allowed: Vec::new(),
-    }
-}
-
 /// Adds or removes dependency rows.
 ///
 /// # Errors
@@ -351,18 +356,18 @@ pub fn cmd_deps(ctx: &Ctx, args: &DepsArgs) -> Result<(MutationOutput, Vec<Strin
             .add
             .iter()
             .map(|raw| DependencySeed::parse(raw, "cli:deps:add"))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<pm_engine::Result<Vec<_>>>()?;
         with_context(ctx, "deps", args.force, |mctx, _| {
-            deps_add(mctx, &args.id, &seeds)
+            Ok(deps_add(mctx, &args.id, &seeds)?)
         })?
     } else if !args.remove.is_empty() {
         let ids: Vec<String> = args.remove.iter().flat_map(|r| split_list(r)).collect();
         with_context(ctx, "deps", args.force, |mctx, _| {
-            deps_remove(mctx, &args.id, &ids)
+            Ok(deps_remove(mctx, &args.id, &ids)?)
         })?
     } else {
-        return Err(Error::Usage {
-            kind: pm_engine::UsageKind::MissingRequiredArgument,
+        return Err(CliError::Usage {
+            kind: UsageKind::MissingRequiredArgument,
             detail: "deps needs --add or --remove".into(),
             flag: Some("--add".into()),
             value: None,

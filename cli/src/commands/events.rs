@@ -3,15 +3,16 @@
 //! from `pm_index::Index::events`, which re-projects grown history files (lines appended outside
 //! pm included) or falls back to scanning them.
 
+use pm_engine::Error;
 use pm_engine::clock::format_iso_ms;
 use pm_engine::schema::load;
 use pm_engine::timestamp::parse_timestamp;
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use pm_index::events::MAX_EVENT_LIMIT;
 use pm_index::{EventPosition, EventQuery, EventRow, EventSince, Index};
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::progress::index_options;
 use crate::read_output::codec;
 
@@ -174,7 +175,8 @@ fn parse_limit(raw: Option<&str>) -> Result<usize> {
             value: raw.into(),
             reason: format!("expected a whole number from 1 to {MAX_EVENT_LIMIT}"),
             allowed: Vec::new(),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -220,7 +222,7 @@ fn parse_since(raw: &str, fingerprint: &str) -> Result<EventSince> {
     if let Some(ms) = parse_timestamp(raw.trim()) {
         return Ok(EventSince::Timestamp(format_iso_ms(ms)));
     }
-    let refuse = |message: &str| Error::ReadOutput {
+    let refuse = |message: &str| CliError::ReadOutput {
         kind: ReadOutputRefusal::InvalidQueryCursor,
         message: message.into(),
         flag: "--since",

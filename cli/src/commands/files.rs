@@ -1,10 +1,11 @@
 //! `pm files|docs <id>`: link (`--add`) or unlink (`--remove`) paths, or list them.
 
+use pm_engine::Error;
 use pm_engine::mutate::{LinkKind, LinkedPath, link_add, link_remove, read_item};
-use pm_engine::{Error, Result};
 use serde_json::{Map, Value};
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::mutation::{LinksOutput, MutationOutput, Workspace, with_context};
 
 /// Link paths to an item, unlink them, or list them
@@ -45,12 +46,12 @@ pub fn cmd_links(
             .map(|raw| LinkedPath::parse(raw, "--add"))
             .collect::<Result<Vec<_>, Error>>()?;
         let m = with_context(ctx, field, args.force, |mctx, _| {
-            link_add(mctx, &args.id, kind, &links, "--add")
+            Ok(link_add(mctx, &args.id, kind, &links, "--add")?)
         })?;
         (m.id, m.after, true, m.warnings)
     } else if !args.remove.is_empty() {
         let m = with_context(ctx, field, args.force, |mctx, _| {
-            link_remove(mctx, &args.id, kind, &args.remove, "--remove")
+            Ok(link_remove(mctx, &args.id, kind, &args.remove, "--remove")?)
         })?;
         (m.id, m.after, true, m.warnings)
     } else {

@@ -2,12 +2,13 @@
 //! `runtime`, `embeddings`, pm's `checkpoints`/`transactions`, and our `debris`). Item files and
 //! history are never touched.
 
+use pm_engine::Error;
 use pm_engine::read::TrackerView;
-use pm_engine::{Error, Result};
 use pm_index::gc::{GcReport, GcScope, gc};
 use serde::Serialize;
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 
 /// Remove derived and expired files: the index, dead locks, runtime caches, writer debris
 ///
@@ -56,7 +57,7 @@ pub fn cmd_gc(ctx: &Ctx, args: &GcArgs) -> Result<GcOutput> {
                     .collect(),
             })
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<pm_engine::Result<Vec<_>>>()?;
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
     let types = &view.schema().types;
     let report = gc(

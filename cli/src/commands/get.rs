@@ -1,17 +1,18 @@
 //! `pm get <id>` (aliases fetch, read, show, view): one item at a depth with its linked
 //! artifacts, claim state, schedule, children rollup, omission receipt and item hash.
 
+use pm_engine::Error;
 use pm_engine::item::ItemDoc;
 use pm_engine::read::{
     ChildSource, GetDepth, GetScope, HistoryPoint, TrackerView, get_item, get_item_at,
 };
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
-use pm_engine::{Error, Result};
 use pm_index::{Index, IndexOptions};
 use std::sync::Arc;
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read, intent, split_csv};
 use crate::render::Format;
 
@@ -136,7 +137,7 @@ struct IndexedChildren {
 }
 
 impl ChildSource for IndexedChildren {
-    fn children(&self, parent_key: &str) -> Result<(Vec<ItemDoc>, usize)> {
+    fn children(&self, parent_key: &str) -> pm_engine::Result<(Vec<ItemDoc>, usize)> {
         let options = IndexOptions {
             scan_only: self.scan_only,
             check_once: true,

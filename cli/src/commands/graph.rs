@@ -2,17 +2,18 @@
 //! analysis and audit over parent links and dependency edges. The algorithms live in
 //! `pm_engine::read::graph`; this file parses the flags, picks bounds and renders rows.
 
+use pm_engine::Error;
 use pm_engine::read::TrackerView;
 use pm_engine::read::graph::{
     Direction, ItemGraph, KindSet, PathOptions, Reached, TraversalOptions, analyze, audit,
     find_paths, traverse,
 };
-use pm_engine::{Error, Result, UsageKind};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
 use crate::commands::graph_reach;
 use crate::ctx::Ctx;
+use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
 
@@ -151,7 +152,8 @@ pub fn cmd_graph(ctx: &Ctx, args: &GraphArgs) -> Result<GraphOutput> {
             command: "graph".into(),
             subcommand: sub.name(),
             supported: SUPPORTED.iter().map(|s| s.name()).collect(),
-        });
+        }
+        .into());
     }
     check_operands(args)?;
     let limit = positive(args.limit.as_deref(), "--limit")?;
@@ -160,8 +162,8 @@ pub fn cmd_graph(ctx: &Ctx, args: &GraphArgs) -> Result<GraphOutput> {
     if let Some(after) = &args.after
         && after.trim().is_empty()
     {
-        return Err(Error::ReadOutput {
-            kind: pm_engine::ReadOutputRefusal::InvalidQueryCursor,
+        return Err(CliError::ReadOutput {
+            kind: ReadOutputRefusal::InvalidQueryCursor,
             message: "Query cursor is malformed.".into(),
             flag: "--after",
             value: Some(after.clone()),
@@ -194,14 +196,14 @@ pub fn cmd_graph(ctx: &Ctx, args: &GraphArgs) -> Result<GraphOutput> {
         if args.kind.is_empty() {
             return Ok(default);
         }
-        graph
+        Ok(graph
             .parse_kinds(args.kind.iter().map(String::as_str))
             .map_err(|bad| Error::InvalidArgument {
                 field: "--kind".into(),
                 value: bad,
                 reason: "not an edge kind of this tracker".into(),
                 allowed: graph.kind_names().to_vec(),
-            })
+            })?)
     };
     let mode = if args.summary {
         "summary"
@@ -387,8 +389,8 @@ fn audit_result(
         Some(after) => match findings.iter().position(|f| f.key() == *after) {
             Some(i) => i + 1,
             None => {
-                return Err(Error::ReadOutput {
-                    kind: pm_engine::ReadOutputRefusal::InvalidQueryCursor,
+                return Err(CliError::ReadOutput {
+                    kind: ReadOutputRefusal::InvalidQueryCursor,
                     message: format!(
                         "Query cursor item {after} is no longer present in this result set."
                     ),
@@ -473,7 +475,7 @@ fn finish(
 fn check_operands(args: &GraphArgs) -> Result<()> {
     use GraphSubcommand as S;
     let sub = args.subcommand;
-    let usage = |kind, detail: String, flag: &str| Error::Usage {
+    let usage = |kind, detail: String, flag: &str| CliError::Usage {
         kind,
         detail,
         flag: Some(flag.into()),
@@ -514,8 +516,8 @@ fn check_operands(args: &GraphArgs) -> Result<()> {
     }
 }
 
-fn conflict(detail: &str, flag: &str) -> Error {
-    Error::Usage {
+fn conflict(detail: &str, flag: &str) -> CliError {
+    CliError::Usage {
         kind: UsageKind::ConflictingArguments,
         detail: detail.into(),
         flag: Some(flag.into()),
@@ -527,21 +529,22 @@ fn conflict(detail: &str, flag: &str) -> Error {
 
 /// Parses an optional whole number of at least 1.
 fn positive(raw: Option<&str>, flag: &str) -> Result<Option<usize>> {
-    raw.map(|raw| match raw.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(Error::InvalidArgument {
-            field: flag.into(),
-            value: raw.into(),
-            reason: "expected a whole number of at least 1".into(),
-            allowed: Vec::new(),
-        }),
-    })
-    .transpose()
+    Ok(raw
+        .map(|raw| match raw.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(Error::InvalidArgument {
+                field: flag.into(),
+                value: raw.into(),
+                reason: "expected a whole number of at least 1".into(),
+                allowed: Vec::new(),
+            }),
+        })
+        .transpose()?)
 }
 
 /// Resolves an id argument to the item's id (the tracker prefix may be left out).
 fn resolve(view: &TrackerView, raw: &str) -> Result<String> {
-    view.locate(raw).map(|file| file.stem)
+    Ok(view.locate(raw).map(|file| file.stem)?)
 }
 
 pub(crate) fn direction(flag: Option<GraphDirection>) -> Direction {

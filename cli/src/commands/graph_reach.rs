@@ -2,11 +2,11 @@
 //! traversal, path search or impact read can follow, so the index answers it with the reachable
 //! items instead of every item.
 
-use pm_engine::Result;
 use pm_engine::read::graph::{Direction, EdgeModel, ItemGraph, KindFilter, Reach};
 use pm_index::{GraphRows, Index};
 
 use crate::commands::graph::{GraphArgs, GraphSubcommand};
+use crate::failure::Result;
 
 /// Returns the graph a `graph` read runs on: built from the items reachable from `root` when
 /// the subcommand walks from it and the index answers, from every item otherwise.

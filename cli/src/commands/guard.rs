@@ -6,12 +6,12 @@
 
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory};
-use pm_engine::Result;
 use pm_engine::guard::{Leaf, SecretGuardMode, evaluate_secret_guard, holds_secret};
 use serde_json::Value;
 
 use crate::commands::{Cli, Command};
 use crate::ctx::Ctx;
+use crate::failure::Result;
 
 /// The path prefix of texts read from a `--stdin-json` document.
 const STDIN_PATH: &str = "--stdin-json";

@@ -2,7 +2,6 @@
 //! envelope with the 100-warning cap, the `--summary`/`--brief` projections
 //! and `--strict-exit`; printed through the read-output layer.
 
-use pm_engine::Result;
 use pm_engine::read::TrackerView;
 use pm_engine::read::health::{
     HealthCheck, HealthFinding, ListedSources, health_check, tracker_health_listed,
@@ -13,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
 use crate::exit;
+use crate::failure::Result;
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
 

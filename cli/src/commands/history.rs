@@ -1,11 +1,12 @@
 //! `pm history <id>`: an item's history stream as compact rows or raw entries, and with
 //! `--verify` the replayed chain, torn tail and current-file check. Works for deleted items.
 
+use pm_engine::Error;
 use pm_engine::read::{HistoryMode, HistoryOptions, ProvenanceFilter, TrackerView, history_view};
-use pm_engine::{Error, Result};
 
 use crate::ctx::Ctx;
 use crate::exit;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
 use crate::render::Format;
 
@@ -93,8 +94,8 @@ pub fn cmd_history(ctx: &Ctx, args: &HistoryArgs) -> Result<HistoryOutput> {
     let full = args.full || modes.contains(&"full");
     let compact = args.compact || modes.contains(&"compact");
     if (full && (compact || args.provenance)) || (compact && args.provenance) {
-        return Err(Error::ReadOutput {
-            kind: pm_engine::ReadOutputRefusal::ProjectionConflict,
+        return Err(CliError::ReadOutput {
+            kind: ReadOutputRefusal::ProjectionConflict,
             message: "Choose one history projection: --compact, --provenance or --full.".into(),
             flag: if full { "--full" } else { "--provenance" },
             value: None,
@@ -109,7 +110,8 @@ pub fn cmd_history(ctx: &Ctx, args: &HistoryArgs) -> Result<HistoryOutput> {
                 value: String::new(),
                 reason: "name a field, e.g. status or body".into(),
                 allowed: Vec::new(),
-            });
+            }
+            .into());
         }
         other => other.map(str::to_owned),
     };

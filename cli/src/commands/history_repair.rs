@@ -2,9 +2,9 @@
 //! interrupted write, a hand edit or a hand merge (see docs/mutations.md).
 
 use pm_engine::mutate::{RepairOptions, history_repair, history_repair_all};
-use pm_engine::{Error, Result, UsageKind};
 
 use crate::ctx::Ctx;
+use crate::failure::{CliError, Result, UsageKind};
 use crate::mutation::{MutationOutput, with_context};
 
 /// Repair item histories that disagree with their files
@@ -54,12 +54,12 @@ pub fn cmd_history_repair(
     };
     if args.all {
         let report = with_context(ctx, "history-repair", args.force, |mctx, _| {
-            history_repair_all(mctx, &opts)
+            Ok(history_repair_all(mctx, &opts)?)
         })?;
         return Ok((MutationOutput::RepairAll(Box::new(report)), Vec::new()));
     }
     let Some(id) = args.id.as_deref().or(args.id_flag.as_deref()) else {
-        return Err(Error::Usage {
+        return Err(CliError::Usage {
             kind: UsageKind::MissingRequiredArgument,
             detail: "history-repair: provide an item <id> or pass --all".into(),
             flag: Some("<ID>".into()),
@@ -69,7 +69,7 @@ pub fn cmd_history_repair(
         });
     };
     let report = with_context(ctx, "history-repair", args.force, |mctx, _| {
-        history_repair(mctx, id, &opts)
+        Ok(history_repair(mctx, id, &opts)?)
     })?;
     Ok((MutationOutput::Repair(Box::new(report)), Vec::new()))
 }

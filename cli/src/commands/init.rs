@@ -3,14 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
+use pm_engine::Error;
 use pm_engine::init::{InitOptions, init_tracker};
 use pm_engine::settings::GovernancePreset;
 use pm_engine::tracker::Tracker;
-use pm_engine::{Error, Result, UsageKind};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::ctx::{Ctx, PathSource};
+use crate::failure::{CliError, Result, UsageKind};
 
 /// Initialize pm storage for the current workspace or a path-like tracker target
 ///
@@ -183,7 +184,7 @@ fn resolve_target(ctx: &Ctx, args: &InitArgs) -> Result<(PathBuf, Option<String>
     let path_like = positional.is_some_and(is_path_like);
     if let Some(workspace) = &args.workspace {
         if flag_path || path_like {
-            return Err(Error::Usage {
+            return Err(CliError::Usage {
                 kind: UsageKind::ConflictingArguments,
                 detail:
                     "--workspace cannot be combined with --pm-path/--path or a path-like target"
@@ -252,7 +253,7 @@ fn is_path_like(raw: &str) -> bool {
 
 fn parse_preset(raw: &str) -> Result<GovernancePreset> {
     let token = raw.trim().to_lowercase().replace('-', "_");
-    match token.as_str() {
+    Ok(match token.as_str() {
         "lite" | "minimum" => Some(GovernancePreset::Minimal),
         "minimal" | "default" | "strict" => GovernancePreset::parse(&token),
         _ => None,
@@ -262,7 +263,7 @@ fn parse_preset(raw: &str) -> Result<GovernancePreset> {
         value: raw.into(),
         reason: "unknown governance preset".into(),
         allowed: vec!["minimal".into(), "default".into(), "strict".into()],
-    })
+    })?)
 }
 
 fn display(path: &Path) -> String {

@@ -1,10 +1,10 @@
 //! `pm item <subcommand>`: item lifecycle operations spelled as pm spells them
 //! (`pm item reopen <id> <reason>`).
 
-use pm_engine::Result;
 use pm_engine::mutate::reopen;
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
 
 /// Manage item lifecycle transitions
@@ -54,7 +54,7 @@ pub fn cmd_item(ctx: &Ctx, args: &ItemArgs) -> Result<(MutationOutput, Vec<Strin
     match &args.command {
         ItemCommand::Reopen(args) => {
             let m = with_context(ctx, "reopen", args.force, |mctx, _| {
-                reopen(mctx, &args.id, &args.reason, args.to.as_deref())
+                Ok(reopen(mctx, &args.id, &args.reason, args.to.as_deref())?)
             })?;
             Ok((receipt_for(&m, &args.receipt), m.warnings))
         }

@@ -1,11 +1,12 @@
 //! `pm test <id>`: link (`--add`) or unlink (`--remove`) tests, or list them. Running linked
 //! tests is not supported yet; only the collection is edited.
 
+use pm_engine::Error;
 use pm_engine::mutate::{LinkedTest, read_item, tests_add, tests_remove};
-use pm_engine::{Error, Result};
 use serde_json::{Map, Value};
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::mutation::{LinksOutput, MutationOutput, Workspace, with_context};
 
 /// Link tests to an item, unlink them, or list them
@@ -45,12 +46,12 @@ pub fn cmd_test(ctx: &Ctx, args: &TestArgs) -> Result<(MutationOutput, Vec<Strin
             .map(|raw| LinkedTest::parse(raw, "--add"))
             .collect::<Result<Vec<_>, Error>>()?;
         let m = with_context(ctx, "test", args.force, |mctx, _| {
-            tests_add(mctx, &args.id, &tests)
+            Ok(tests_add(mctx, &args.id, &tests)?)
         })?;
         (m.id, m.after, true, m.warnings)
     } else if !args.remove.is_empty() {
         let m = with_context(ctx, "test", args.force, |mctx, _| {
-            tests_remove(mctx, &args.id, &args.remove, "--remove")
+            Ok(tests_remove(mctx, &args.id, &args.remove, "--remove")?)
         })?;
         (m.id, m.after, true, m.warnings)
     } else {

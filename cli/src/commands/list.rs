@@ -2,9 +2,9 @@
 //! `list-in-progress`, `list-blocked`, `list-closed`, `list-canceled`:
 //! filters, order, projection, paging and pm's list envelope.
 
+use pm_engine::Error;
 use pm_engine::query::{AutoLimit, Page, PageStart, Sort, SortField, StatusFilter};
 use pm_engine::schema::{RuntimeSchema, load};
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
@@ -15,6 +15,7 @@ use super::list_page::{ListRead, read_page};
 use super::list_rows::{Projection, parse_fields};
 use super::row_export::{self, ExportPage, ListFormat};
 use crate::ctx::Ctx;
+use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::progress::index_options;
 use crate::read_output::{QueryCursor, ReadMeta, Surface, finish_read, intent, query_fingerprint};
 
@@ -197,15 +198,6 @@ impl ListSpelling {
     }
 }
 
-fn invalid(flag: &str, value: &str, reason: String, allowed: &[&str]) -> Error {
-    Error::InvalidArgument {
-        field: flag.into(),
-        value: value.into(),
-        reason,
-        allowed: allowed.iter().map(|a| (*a).to_owned()).collect(),
-    }
-}
-
 fn parse_count(flag: &str, raw: &str) -> Result<usize> {
     let text = raw.trim();
     if !text.is_empty()
@@ -214,12 +206,13 @@ fn parse_count(flag: &str, raw: &str) -> Result<usize> {
     {
         return Ok(n);
     }
-    Err(invalid(
+    Err(Error::invalid_argument(
         flag,
         raw,
         format!("{flag} must be a non-negative integer."),
-        &[],
-    ))
+        Vec::new(),
+    )
+    .into())
 }
 
 fn parse_sort(args: &ListArgs) -> Result<Sort> {
@@ -242,14 +235,20 @@ fn parse_sort(args: &ListArgs) -> Result<Sort> {
                     "parent",
                 ];
                 let reason = format!("Invalid --sort value \"{raw}\". Use {}.", allowed.join("|"));
-                return Err(invalid("--sort", &raw, reason, &allowed));
+                return Err(Error::invalid_argument(
+                    "--sort",
+                    &raw,
+                    reason,
+                    allowed.map(String::from).into(),
+                )
+                .into());
             }
         }),
     };
     let descending = match args.order.as_deref().map(|o| o.trim().to_lowercase()) {
         None => false,
         Some(_) if field.is_none() => {
-            return Err(Error::ReadOutput {
+            return Err(CliError::ReadOutput {
                 kind: ReadOutputRefusal::MissingRequiredOption,
                 message: "--order requires --sort.".into(),
                 flag: "--order",
@@ -262,7 +261,13 @@ fn parse_sort(args: &ListArgs) -> Result<Sort> {
         Some(o) if o == "desc" => true,
         Some(o) => {
             let reason = format!("Invalid --order value \"{o}\". Use asc|desc.");
-            return Err(invalid("--order", &o, reason, &["asc", "desc"]));
+            return Err(Error::invalid_argument(
+                "--order",
+                &o,
+                reason,
+                ["asc", "desc"].map(String::from).into(),
+            )
+            .into());
         }
     };
     Ok(Sort { field, descending })
@@ -298,7 +303,7 @@ fn projection(
         .filter(|on| *on)
         .count();
     if chosen > 1 {
-        return Err(Error::ReadOutput {
+        return Err(CliError::ReadOutput {
             kind: ReadOutputRefusal::ProjectionConflict,
             message:
                 "Projection options --brief, --compact, --full and --fields are mutually exclusive."
@@ -359,8 +364,8 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
     let now = ctx.clock.now_ms();
     let scope = args.filters.status_scope(schema)?;
     if spelled != ListSpelling::List && scope != StatusScope::Default {
-        return Err(Error::Usage {
-            kind: pm_engine::UsageKind::ConflictingArguments,
+        return Err(CliError::Usage {
+            kind: UsageKind::ConflictingArguments,
             detail: format!("pm {} cannot be combined with --status.", spelled.name()),
             flag: Some("--status".into()),
             value: None,
@@ -403,8 +408,8 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
         .map(|d| parse_count("--tree-depth", d))
         .transpose()?;
     if args.after.is_some() && offset.is_some() {
-        return Err(Error::Usage {
-            kind: pm_engine::UsageKind::ConflictingArguments,
+        return Err(CliError::Usage {
+            kind: UsageKind::ConflictingArguments,
             detail: "--after cannot be combined with --offset.".into(),
             flag: Some("--after".into()),
             value: None,
@@ -461,7 +466,8 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
         return Err(Error::SourceIncomplete {
             unreadable_items: listed.completeness.unreadable_item_count,
             unreadable_directories: listed.completeness.unreadable_directory_count,
-        });
+        }
+        .into());
     }
     if let Some(export) = export {
         let page = ExportPage {

@@ -4,17 +4,17 @@
 //! are parsed in `rank_filters.rs` (one parser per kind); what a filter means is
 //! `pm_engine::query`.
 
-use pm_engine::Result;
 use pm_engine::clock::EpochMs;
 use pm_engine::query::{ContentFilter, Query, StatusFilter, TimeWindow, parse_when};
 use pm_engine::schema::RuntimeSchema;
+use pm_engine::{Error, Result};
 use serde_json::{Map, Value, json};
 
 pub use super::list_switches::{ContentArgs, MissingArgs};
 pub use super::rank_filters::{StatusScope, status_scope};
 use super::rank_filters::{
-    assignees, assignment, invalid, item_id, item_ids, priorities, split_tags, split_values,
-    time_bound, types,
+    assignees, assignment, item_id, item_ids, priorities, split_tags, split_values, time_bound,
+    types,
 };
 
 /// `--status`: `list`, `search` and `aggregate`.
@@ -389,7 +389,12 @@ fn recency(
     if r.recent {
         if after.is_some() {
             let reason = "--recent cannot be combined with --updated-after.".to_owned();
-            return Err(invalid("--recent", "true", reason, Vec::new()));
+            return Err(Error::invalid_argument(
+                "--recent",
+                "true",
+                reason,
+                Vec::new(),
+            ));
         }
         after = Some(parse_when("--recent", "-7d", now())?);
     }

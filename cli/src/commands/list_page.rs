@@ -1,13 +1,13 @@
 //! One page of `pm list` through the index facade: offset, keyset continuation of a query
 //! cursor (`--after`), `--tree` order, and the projected rows with pm's paging facts.
 
-use pm_engine::Result;
 use pm_engine::query::{Completeness, Listing, Page, PageStart, Query, Sort, SortAnchor, Source};
 use pm_engine::summary::ItemSummary;
 use pm_index::Index;
 use serde_json::Value;
 
 use super::list_rows::{Projection, RowSource, TreePosition, project_row, tree_order};
+use crate::failure::Result;
 use crate::read_output::QueryCursor;
 
 /// What to read.

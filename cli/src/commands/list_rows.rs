@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use pm_engine::item::ItemDoc;
 use pm_engine::read::record_order::IN_MEMORY_KEY_ORDER;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::{HEAVY_KEYS, ItemSummary};
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value, json};
 
 /// The brief projection.
@@ -125,7 +125,7 @@ pub fn parse_fields(raw: &str, schema: &RuntimeSchema) -> Result<Vec<String>> {
             unknown.join(", ")
         )
     };
-    Err(Error::ReadOutput {
+    Err(CliError::ReadOutput {
         kind: ReadOutputRefusal::UnknownField,
         message,
         flag: "--fields",

@@ -51,7 +51,6 @@ mod r#where;
 
 use std::io::{self, Write};
 
-use pm_engine::Result;
 use pm_engine::mutate::{AnnotationKind, LinkKind};
 use serde_json::Value;
 
@@ -91,6 +90,7 @@ pub use r#where::{WhereArgs, WhereOutput, cmd_where};
 
 use crate::ctx::Ctx;
 use crate::exit;
+use crate::failure::{CliError, Result, UsageKind};
 use crate::mutation::MutationOutput;
 use crate::read_output::{CommandKind, Finished};
 use crate::render::{Format, render, render_summarized, render_value};
@@ -320,8 +320,8 @@ impl Command {
         if self.read_kind() != CommandKind::Read {
             return Ok(());
         }
-        Err(pm_engine::Error::Usage {
-            kind: pm_engine::UsageKind::RequiresMutation,
+        Err(CliError::Usage {
+            kind: UsageKind::RequiresMutation,
             detail: format!(
                 "--expect-hash applies only to commands that write an item; {} only reads",
                 self.name()
@@ -502,9 +502,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         | Command::ListClosed(_)
         | Command::ListCanceled(_) => match command.list_args() {
             Some((spelling, args)) => cmd_list(ctx, args, spelling),
-            None => Err(pm_engine::Error::internal(
-                "list command without list arguments",
-            )),
+            None => Err(pm_engine::Error::internal("list command without list arguments").into()),
         },
         Command::Stats(args) => cmd_stats(ctx, args).map(CommandOutput::Read),
         Command::Aggregate(args) => cmd_aggregate(ctx, args).map(CommandOutput::Read),

@@ -1,18 +1,19 @@
 //! `pm next`: the recommended item with its reasons, the ranked ready queue, decisions, the
 //! blocked queue and work held by others (engine `rank::next`), through the read-output layer.
 
+use pm_engine::Error;
 use pm_engine::query::StatusFilter;
 use pm_engine::rank::item::RankItem;
 use pm_engine::rank::next::{Actionable, Hierarchy, NextOptions, compute, reasons};
 use pm_engine::rank::relevance::{MODEL, SignalContext, derive_signals};
 use pm_engine::schema::load;
-use pm_engine::{Error, Result};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
 use super::list_filters::{EchoStyle, Filters, SelectArgs};
 use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read, intent};
 use crate::render::Format;
@@ -84,7 +85,8 @@ pub fn positive_or(raw: Option<&str>, flag: &str, fallback: u64) -> Result<u64> 
 /// `invalid_argument_value` for anything else.
 pub fn budget_or(raw: Option<&str>, fallback: u64) -> Result<u64> {
     let Some(raw) = raw else { return Ok(fallback) };
-    raw.trim()
+    Ok(raw
+        .trim()
         .parse::<u64>()
         .ok()
         .filter(|n| *n > 0)
@@ -93,7 +95,7 @@ pub fn budget_or(raw: Option<&str>, fallback: u64) -> Result<u64> {
             value: raw.into(),
             reason: "--token-budget must be a positive integer".into(),
             allowed: Vec::new(),
-        })
+        })?)
 }
 
 /// Returns the rows of `list` (ranks from 1), for the first `n` entries.

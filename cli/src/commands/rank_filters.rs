@@ -8,16 +8,6 @@ use pm_engine::query::{Assignment, parse_when};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::{Error, Result};
 
-/// An `invalid_argument_value` refusal of `value` for `flag`.
-pub(super) fn invalid(flag: &str, value: &str, reason: String, allowed: Vec<String>) -> Error {
-    Error::InvalidArgument {
-        field: flag.into(),
-        value: value.into(),
-        reason,
-        allowed,
-    }
-}
-
 /// Splits repeated, comma-separated values into trimmed non-empty tokens.
 pub fn split_values(raw: &[String]) -> Vec<String> {
     raw.iter()
@@ -87,7 +77,7 @@ pub fn types(raw: &[String], schema: &RuntimeSchema) -> Result<Vec<String>> {
                 "Invalid --type value \"{token}\". Use one of {} or a configured type.",
                 allowed.join("|")
             );
-            return Err(invalid("--type", &token, reason, allowed));
+            return Err(Error::invalid_argument("--type", &token, reason, allowed));
         };
         if !out.contains(&def.name) {
             out.push(def.name.clone());
@@ -106,7 +96,12 @@ pub fn priorities(raw: &[String]) -> Result<Vec<i64>> {
         let Some(p) = token.parse::<i64>().ok().filter(|p| (0..=4).contains(p)) else {
             let allowed = (0..=4).map(|p| p.to_string()).collect();
             let reason = format!("Invalid --priority value \"{token}\". Use 0|1|2|3|4.");
-            return Err(invalid("--priority", &token, reason, allowed));
+            return Err(Error::invalid_argument(
+                "--priority",
+                &token,
+                reason,
+                allowed,
+            ));
         };
         if !out.contains(&p) {
             out.push(p);
@@ -127,7 +122,12 @@ pub fn assignees(raw: &[String]) -> Result<Vec<String>> {
         let reason = format!(
             "Invalid --assignee value \"{bad}\". Use --assignee-filter unassigned to select items without an assignee."
         );
-        return Err(invalid("--assignee", bad, reason, Vec::new()));
+        return Err(Error::invalid_argument(
+            "--assignee",
+            bad,
+            reason,
+            Vec::new(),
+        ));
     }
     Ok(tokens)
 }
@@ -145,7 +145,12 @@ pub fn assignment(raw: Option<&str>) -> Result<Option<Assignment>> {
             let allowed = vec!["assigned".to_owned(), "unassigned".to_owned()];
             let reason =
                 format!("Invalid --assignee-filter value \"{raw}\". Use assigned|unassigned.");
-            Err(invalid("--assignee-filter", raw, reason, allowed))
+            Err(Error::invalid_argument(
+                "--assignee-filter",
+                raw,
+                reason,
+                allowed,
+            ))
         }
     }
 }
@@ -194,7 +199,12 @@ pub fn status_scope(raw: &[String], schema: &RuntimeSchema) -> Result<StatusScop
             return Ok(StatusScope::All);
         }
         let reason = "Invalid --status value: \"all\" must be used alone.".to_owned();
-        return Err(invalid("--status", &tokens.join(","), reason, allowed()));
+        return Err(Error::invalid_argument(
+            "--status",
+            &tokens.join(","),
+            reason,
+            allowed(),
+        ));
     }
     let mut ids: Vec<String> = Vec::new();
     for token in &tokens {
@@ -202,7 +212,12 @@ pub fn status_scope(raw: &[String], schema: &RuntimeSchema) -> Result<StatusScop
             let reason = format!(
                 "Invalid --status value \"{token}\". Use open|closed|canceled or a configured status id."
             );
-            return Err(invalid("--status", token, reason, allowed()));
+            return Err(Error::invalid_argument(
+                "--status",
+                token,
+                reason,
+                allowed(),
+            ));
         };
         if !ids.iter().any(|i| i == id) {
             ids.push(id.to_owned());

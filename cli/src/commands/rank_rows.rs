@@ -3,13 +3,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::failure::Result;
+use pm_engine::Error;
 use pm_engine::rank::item::RankItem;
 use pm_engine::rank::next::Hierarchy;
 use pm_engine::rank::packer::Packing;
 use pm_engine::rank::relevance::{Ranking, SignalVector};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::ItemSummary;
-use pm_engine::{Error, Result};
 use pm_index::{Index, RankCorpus};
 use serde_json::{Map, Value, json};
 

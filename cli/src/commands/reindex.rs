@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use pm_engine::Result;
 use pm_engine::schema::load;
 use pm_index::{CheckReport, Index, ReindexReport};
 use serde::Serialize;
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::progress::index_options;
 
 /// Rebuild the derived index from the tracker files

@@ -2,12 +2,12 @@
 //! `list --stream` and `search --format ndjson`. Which encoding applies, the flags that need
 //! the envelope and are refused, and the output.
 
-use pm_engine::{Error, Result, UsageKind};
 use serde_json::{Map, Value, json};
 
 use super::CommandOutput;
 use super::list::ListArgs;
 use crate::ctx::Ctx;
+use crate::failure::{CliError, Result, UsageKind};
 use crate::render::{Format, rows};
 
 /// `list --format`: the envelope encodings and the row-only ones.
@@ -61,8 +61,8 @@ pub enum Export {
 }
 
 /// A usage error: two arguments that cannot be used together.
-pub fn conflict(detail: String, flag: &str) -> Error {
-    Error::Usage {
+pub fn conflict(detail: String, flag: &str) -> CliError {
+    CliError::Usage {
         kind: UsageKind::ConflictingArguments,
         detail,
         flag: Some(flag.into()),
@@ -130,7 +130,7 @@ pub fn resolve(ctx: &Ctx, args: &ListArgs) -> Result<Option<Export>> {
         (true, Some(ListFormat::Json | ListFormat::Ndjson)) => Export::Stream,
         (true, None) if ctx.format == Format::Json => Export::Stream,
         (true, None) => {
-            return Err(Error::Usage {
+            return Err(CliError::Usage {
                 kind: UsageKind::MissingRequiredArgument,
                 detail: "--stream requires --json.".into(),
                 flag: Some("--json".into()),

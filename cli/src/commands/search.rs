@@ -1,12 +1,12 @@
 //! `pm search <keywords…>`: keyword search with pm's scoring (engine `rank::search`), inline
 //! `field:value` filters, list-parity filters, compact/full/fields rows and query cursors.
 
+use pm_engine::Error;
 use pm_engine::rank::search::{
     KeywordQuery, MatchMode, SearchOptions, SearchSpec, SearchTuning, highlights,
     parse_inline_filters,
 };
 use pm_engine::schema::load;
-use pm_engine::{Error, Result, UsageKind};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
@@ -17,6 +17,7 @@ use super::row_export;
 use super::search_echo::SearchEcho;
 use super::search_rows::{Projection, project_rows};
 use crate::ctx::Ctx;
+use crate::failure::{CliError, Result, UsageKind};
 use crate::progress::index_options;
 use crate::read_output::{ReadMeta, Surface, finish_read, intent, paginate, query_fingerprint};
 use crate::render::Format;
@@ -131,8 +132,8 @@ pub enum SearchFormat {
     Ndjson,
 }
 
-fn usage(message: &str) -> Error {
-    Error::Usage {
+fn usage(message: &str) -> CliError {
+    CliError::Usage {
         kind: UsageKind::InvalidValue,
         detail: message.into(),
         flag: None,
@@ -142,20 +143,11 @@ fn usage(message: &str) -> Error {
     }
 }
 
-fn invalid(field: &str, value: &str, reason: &str, allowed: &[&str]) -> Error {
-    Error::InvalidArgument {
-        field: field.into(),
-        value: value.into(),
-        reason: reason.into(),
-        allowed: allowed.iter().map(|s| (*s).to_owned()).collect(),
-    }
-}
-
 /// Parses pm's `--limit`: a non-negative integer.
 pub fn parse_limit(raw: &str, flag: &str) -> Result<usize> {
-    raw.trim()
-        .parse::<usize>()
-        .map_err(|_| invalid(flag, raw, "must be a non-negative integer", &[]))
+    Ok(raw.trim().parse::<usize>().map_err(|_| {
+        Error::invalid_argument(flag, raw, "must be a non-negative integer", Vec::new())
+    })?)
 }
 
 fn mode_of(args: &SearchArgs) -> Result<()> {
@@ -167,13 +159,16 @@ fn mode_of(args: &SearchArgs) -> Result<()> {
     };
     match requested.as_deref() {
         None | Some("keyword") => Ok(()),
-        Some(m @ ("semantic" | "hybrid")) => Err(Error::UnsupportedSearchMode { mode: m.into() }),
-        Some(other) => Err(invalid(
+        Some(m @ ("semantic" | "hybrid")) => {
+            Err(Error::UnsupportedSearchMode { mode: m.into() }.into())
+        }
+        Some(other) => Err(Error::invalid_argument(
             "--mode",
             other,
             "Search mode must be one of keyword|semantic|hybrid",
-            &["keyword", "semantic", "hybrid"],
-        )),
+            ["keyword", "semantic", "hybrid"].map(String::from).into(),
+        )
+        .into()),
     }
 }
 
@@ -213,11 +208,11 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     let match_mode = match &args.match_mode {
         None => MatchMode::Or,
         Some(raw) => MatchMode::parse(raw).ok_or_else(|| {
-            invalid(
+            Error::invalid_argument(
                 "--match-mode",
                 raw,
                 "Search --match-mode must be one of and|or|exact",
-                &["and", "or", "exact"],
+                ["and", "or", "exact"].map(String::from).into(),
             )
         })?,
     };
@@ -229,11 +224,11 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
                 .ok()
                 .filter(|v| v.is_finite() && *v >= 0.0)
                 .ok_or_else(|| {
-                    invalid(
+                    Error::invalid_argument(
                         "--min-score",
                         raw,
                         "Search --min-score must be a finite number >= 0",
-                        &[],
+                        Vec::new(),
                     )
                 })?,
         ),

@@ -1,10 +1,11 @@
 //! Search result rows: the compact, full and `--fields` projections of scored hits and the
 //! projection echo of verbose responses.
 
+use crate::failure::Result;
+use pm_engine::Error;
 use pm_engine::item::ItemDoc;
 use pm_engine::item::keys::ITEM_METADATA_KEY_ORDER;
 use pm_engine::rank::search::SearchScore;
-use pm_engine::{Error, Result};
 use serde_json::{Map, Value, json};
 
 /// The fields of a compact row, in order.
@@ -60,7 +61,8 @@ impl Projection {
                 value: raw.into(),
                 reason: "Search --fields requires a comma-separated list of field names".into(),
                 allowed: Vec::new(),
-            });
+            }
+            .into());
         }
         let allowed = allowed_fields();
         let unknown: Vec<&String> = selected.iter().filter(|f| !allowed.contains(f)).collect();
@@ -74,7 +76,8 @@ impl Projection {
                     names.join(", ")
                 ),
                 allowed,
-            });
+            }
+            .into());
         }
         Ok(Projection::Fields(selected))
     }

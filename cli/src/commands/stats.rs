@@ -1,13 +1,13 @@
 //! `pm stats`: item totals by type and status plus history totals, from the
 //! index facade's counts (the same `(type, status)` rows `aggregate` builds on).
 
-use pm_engine::Result;
 use pm_engine::query::{Query, STATUS_COLUMNS, tally_by_status, tally_by_type};
 use pm_engine::schema::load;
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
 

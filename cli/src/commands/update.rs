@@ -1,11 +1,11 @@
 //! `pm update`: field flags, `--unset`, tag and acceptance-criteria additions, `--dep` and
 //! `--stdin-json` become engine `FieldEdit`s applied to one item.
 
-use pm_engine::Result;
 use pm_engine::mutate::{DependencySeed, FieldEdit, edits_from_json, split_list, update};
 
 use crate::commands::create::stdin_document;
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::mutation::{FieldFlags, MutationOutput, ReceiptArgs, receipt_for, with_context};
 
 /// Update fields of an item
@@ -103,7 +103,7 @@ pub fn cmd_update(ctx: &Ctx, args: &UpdateArgs) -> Result<(MutationOutput, Vec<S
         )?));
     }
     let m = with_context(ctx, "update", args.force, |mctx, _| {
-        update(mctx, &args.id, &edits, args.message.clone())
+        Ok(update(mctx, &args.id, &edits, args.message.clone())?)
     })?;
     Ok((receipt_for(&m, &args.receipt), m.warnings))
 }

@@ -2,12 +2,12 @@
 //! pm's validation envelope through the read-output layer; `--strict-exit` turns warnings into
 //! exit 1 with the report still printed.
 
-use pm_engine::Result;
 use pm_engine::read::validate::{CheckName, SUMMARY_LIMIT};
 use pm_engine::read::{TrackerView, ValidateOptions, validate};
 
 use crate::ctx::Ctx;
 use crate::exit;
+use crate::failure::Result;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
 use crate::render::Format;
 

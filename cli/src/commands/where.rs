@@ -3,9 +3,8 @@
 
 use serde::Serialize;
 
-use pm_engine::Result;
-
 use crate::ctx::Ctx;
+use crate::failure::Result;
 
 /// Print the tracker this invocation resolves to, and its workspace root
 ///

@@ -2,7 +2,9 @@
 //! (machine contract C1–C7), otherwise `error[<code>]:`, `hint:` and `caused by:` lines on stderr.
 
 mod echo;
+mod error;
 mod guidance;
+mod hints;
 mod invocation;
 mod usage;
 
@@ -12,6 +14,7 @@ use pm_engine::Error;
 use serde::Serialize;
 
 pub use echo::{MAX_ECHO_CHARS, redact_echo};
+pub use error::{CliError, ReadOutputRefusal, Result, UsageKind};
 pub use invocation::{Invocation, shell_quote};
 pub use usage::{ParseOutcome, from_clap};
 
@@ -105,7 +108,7 @@ pub struct Refusal {
 }
 
 /// Returns the error envelope of `error` for the run described by `inv`.
-pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
+pub fn envelope(error: &CliError, inv: &Invocation) -> FailureEnvelope {
     let code = error.code();
     let exit_code = exit::for_code(code);
     let guide = guidance::guidance(code);
@@ -126,23 +129,7 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
         exit_code,
     };
     match error {
-        Error::NotInProject { tried, .. } => {
-            recovery.suggested_retry = Some(format!(
-                "pm --pm-path {} init --defaults",
-                shell_quote(&tried.to_string_lossy())
-            ));
-        }
-        Error::InvalidArgument {
-            field,
-            value,
-            allowed,
-            ..
-        } => {
-            refusal.surface = field.clone();
-            refusal.rejected_value = Some(value.clone());
-            recovery.allowed_values = allowed.to_vec();
-        }
-        Error::Usage {
+        CliError::Usage {
             kind,
             flag,
             value,
@@ -150,7 +137,6 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
             allowed,
             ..
         } => {
-            use pm_engine::UsageKind;
             if let Some(flag) = flag {
                 refusal.surface = flag.clone();
             }
@@ -167,6 +153,67 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
                 recovery.suggested_retry = inv.retry_with(typed, only);
             }
         }
+        CliError::ReadOutput {
+            flag,
+            value,
+            allowed,
+            suggestion,
+            ..
+        } => {
+            refusal.surface = (*flag).to_owned();
+            refusal.rejected_value = value.clone();
+            recovery.allowed_values = allowed.to_vec();
+            if let (Some(typed), Some(better)) = (value, suggestion) {
+                recovery.suggested_retry = inv.retry_with(typed, better);
+            }
+        }
+        CliError::Engine(error) => engine_recovery(error, &mut recovery, &mut refusal),
+    }
+    if !recovery.allowed_values.is_empty() {
+        refusal.legal_domain = Some(recovery.allowed_values.clone());
+    }
+    let mut body = FailureBody {
+        code: code.as_str(),
+        message: error.to_string(),
+        title: guide.title,
+        required: guide.required,
+        why: guide.why,
+        examples: guide.examples,
+        recovery,
+        next_steps: guide.next_steps,
+        exit_code,
+        refusal,
+        hint: error.hint(),
+        changed: error.changed(),
+        context: error.engine().and_then(context_of),
+    };
+    echo_fields(&mut body, inv);
+    FailureEnvelope {
+        ok: false,
+        error: body,
+    }
+}
+
+/// Fills the recovery data and the refused surface that an engine error names.
+fn engine_recovery(error: &Error, recovery: &mut Recovery, refusal: &mut Refusal) {
+    match error {
+        Error::NotInProject { tried, .. } => {
+            recovery.suggested_retry = Some(format!(
+                "pm --pm-path {} init --defaults",
+                shell_quote(&tried.to_string_lossy())
+            ));
+        }
+        Error::InvalidArgument {
+            field,
+            value,
+            allowed,
+            ..
+        } => {
+            refusal.surface = field.clone();
+            refusal.rejected_value = Some(value.clone());
+            recovery.allowed_values = allowed.to_vec();
+        }
+        Error::ConflictingOptions { flag, .. } => refusal.surface = flag.clone(),
         Error::UnsupportedSubcommand {
             subcommand,
             supported,
@@ -196,19 +243,9 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
             refusal.surface = "--expect-hash".into();
             refusal.rejected_value = Some(expected.clone());
         }
-        Error::ReadOutput {
-            flag,
-            value,
-            allowed,
-            suggestion,
-            ..
-        } => {
+        Error::CursorNotInResult { flag, after } => {
             refusal.surface = (*flag).to_owned();
-            refusal.rejected_value = value.clone();
-            recovery.allowed_values = allowed.to_vec();
-            if let (Some(typed), Some(better)) = (value, suggestion) {
-                recovery.suggested_retry = inv.retry_with(typed, better);
-            }
+            refusal.rejected_value = Some(after.clone());
         }
         Error::MissingCreateOptions { flags, strict, .. } => {
             recovery.missing = flags.clone();
@@ -246,29 +283,6 @@ pub fn envelope(error: &Error, inv: &Invocation) -> FailureEnvelope {
         }
         _ => {}
     }
-    if !recovery.allowed_values.is_empty() {
-        refusal.legal_domain = Some(recovery.allowed_values.clone());
-    }
-    let mut body = FailureBody {
-        code: code.as_str(),
-        message: error.to_string(),
-        title: guide.title,
-        required: guide.required,
-        why: guide.why,
-        examples: guide.examples,
-        recovery,
-        next_steps: guide.next_steps,
-        exit_code,
-        refusal,
-        hint: error.hint(),
-        changed: error.changed(),
-        context: context_of(error),
-    };
-    echo_fields(&mut body, inv);
-    FailureEnvelope {
-        ok: false,
-        error: body,
-    }
 }
 
 /// Passes every field that can quote the command line through the echo rules (credentials
@@ -296,13 +310,13 @@ pub fn code_guidance(code: pm_engine::ErrorCode) -> (&'static str, &'static str)
 }
 
 /// Returns the `internal_error` a caught panic becomes (its message is the panic's text).
-pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> Error {
+pub fn from_panic(payload: &(dyn std::any::Any + Send)) -> CliError {
     let text = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned());
-    Error::internal(format!("pm panicked: {text}"))
+    CliError::internal(format!("pm panicked: {text}"))
 }
 
 /// Returns the structured context of errors that carry one.
@@ -335,7 +349,7 @@ fn context_of(error: &Error) -> Option<serde_json::Value> {
 
 /// Returns the one-line report: `error[<code>]: <message>` (the message echoed as the
 /// envelope's is).
-fn headline(error: &Error, inv: &Invocation) -> String {
+fn headline(error: &CliError, inv: &Invocation) -> String {
     format!(
         "error[{}]: {}\n",
         error.code(),
@@ -345,7 +359,7 @@ fn headline(error: &Error, inv: &Invocation) -> String {
 
 /// Returns the human report: `error[<code>]: <message>`, then `hint:` and `caused by:` lines,
 /// each echoed as the envelope's fields are.
-pub fn text_report(error: &Error, inv: &Invocation) -> String {
+pub fn text_report(error: &CliError, inv: &Invocation) -> String {
     let mut text = headline(error, inv);
     if let Some(hint) = error.hint() {
         text.push_str(&format!("hint: {}\n", inv.echo_text(&hint)));
@@ -367,7 +381,7 @@ pub fn text_report(error: &Error, inv: &Invocation) -> String {
 /// TOON/text: the full human report on stderr and nothing on stdout. Write failures are ignored:
 /// the exit code still tells the caller what happened.
 pub fn report(
-    error: &Error,
+    error: &CliError,
     inv: &Invocation,
     format: Format,
     quiet: bool,
@@ -413,9 +427,9 @@ mod tests {
     fn item_not_found_matches_pm_cli_wording() -> Result<(), Box<dyn std::error::Error>> {
         let path = pm_testkit::shared_file("golden/reads/fx-100/get-missing.json.stderr");
         let golden: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
-        let error = Error::ItemNotFound {
+        let error = CliError::from(Error::ItemNotFound {
             id: "pm-doesnotexist".into(),
-        };
+        });
         let inv = invocation(&["get", "pm-doesnotexist", "--json"], "get");
         let ours = serde_json::to_value(envelope(&error, &inv))?;
         assert_eq!(ours["ok"], false);
@@ -463,10 +477,10 @@ mod tests {
 
     #[test]
     fn text_report_lists_the_cause_chain() {
-        let error = Error::Io {
+        let error = CliError::from(Error::Io {
             path: "/t/settings.json".into(),
             source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied"),
-        };
+        });
         assert_eq!(
             text_report(&error, &invocation(&["list"], "list")),
             "error[io_error]: /t/settings.json: denied\n\
@@ -478,7 +492,7 @@ mod tests {
     #[test]
     fn text_mode_writes_nothing_on_stdout() {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let error = Error::ItemNotFound { id: "pm-x".into() };
+        let error = CliError::from(Error::ItemNotFound { id: "pm-x".into() });
         let inv = invocation(&["get", "pm-x"], "get");
         let code = report(&error, &inv, Format::Toon, false, &mut out, &mut err);
         assert_eq!(code, 3);
@@ -491,12 +505,12 @@ mod tests {
 
     #[test]
     fn invalid_argument_names_its_domain() -> Result<(), Box<dyn std::error::Error>> {
-        let error = Error::InvalidArgument {
-            field: "--status".into(),
-            value: "nope".into(),
-            reason: "unknown status".into(),
-            allowed: vec!["open".into(), "closed".into()],
-        };
+        let error = CliError::from(Error::invalid_argument(
+            "--status",
+            "nope",
+            "unknown status",
+            vec!["open".into(), "closed".into()],
+        ));
         let body = envelope(&error, &invocation(&["list", "--status", "nope"], "list")).error;
         assert_eq!(body.exit_code, 2);
         assert_eq!(body.refusal.surface, "--status");

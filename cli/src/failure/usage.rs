@@ -1,8 +1,9 @@
-//! Turns clap's parse errors into pm's `Error::Usage` (so they share the error envelope and
+//! Turns clap's parse errors into pm's `CliError::Usage` (so they share the error envelope and
 //! exit code 2), and its help/version "errors" into plain text for stdout.
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use pm_engine::{Error, UsageKind};
+
+use super::{CliError, UsageKind};
 
 /// What a failed `try_parse` means for the run.
 #[derive(Debug)]
@@ -10,14 +11,14 @@ pub enum ParseOutcome {
     /// `--help`, `--version` or `help`: print this text on stdout and exit 0.
     Display(String),
     /// A usage mistake (or, for clap's I/O kinds, an internal error).
-    Failure(Error),
+    Failure(CliError),
 }
 
 /// Classifies a clap error; `root` is the grammar it came from (an unknown command is answered
 /// with its visible command names).
 pub fn from_clap(err: &clap::Error, root: &clap::Command) -> ParseOutcome {
     let rendered = err.render().to_string();
-    let usage = |kind, detail: String, flag: Option<String>| Error::Usage {
+    let usage = |kind, detail: String, flag: Option<String>| CliError::Usage {
         kind,
         detail,
         flag,
@@ -37,7 +38,7 @@ pub fn from_clap(err: &clap::Error, root: &clap::Command) -> ParseOutcome {
                     .split_once('=')
                     .map_or(arg.as_str(), |(f, _)| f)
                     .to_owned();
-                Error::Usage {
+                CliError::Usage {
                     kind: UsageKind::UnknownOption,
                     detail: format!("unknown option '{flag}'"),
                     flag: Some(flag),
@@ -55,7 +56,7 @@ pub fn from_clap(err: &clap::Error, root: &clap::Command) -> ParseOutcome {
         }
         ErrorKind::InvalidSubcommand => {
             let name = first(err, ContextKind::InvalidSubcommand).unwrap_or_default();
-            Error::Usage {
+            CliError::Usage {
                 kind: UsageKind::UnknownCommand,
                 detail: format!("unknown command '{name}'"),
                 flag: None,
@@ -70,7 +71,7 @@ pub fn from_clap(err: &clap::Error, root: &clap::Command) -> ParseOutcome {
             if allowed.is_empty() {
                 allowed = command_names(root);
             }
-            Error::Usage {
+            CliError::Usage {
                 kind: UsageKind::MissingRequiredArgument,
                 detail: "a command is required".into(),
                 flag: Some("<COMMAND>".into()),
@@ -90,7 +91,7 @@ pub fn from_clap(err: &clap::Error, root: &clap::Command) -> ParseOutcome {
         ErrorKind::InvalidValue => {
             let arg = first(err, ContextKind::InvalidArg).unwrap_or_default();
             let value = first(err, ContextKind::InvalidValue).unwrap_or_default();
-            Error::Usage {
+            CliError::Usage {
                 kind: UsageKind::InvalidValue,
                 detail: first_line(&rendered),
                 flag: Some(flag_name(&arg)),
@@ -104,7 +105,7 @@ pub fn from_clap(err: &clap::Error, root: &clap::Command) -> ParseOutcome {
             first_line(&rendered),
             first(err, ContextKind::InvalidArg).map(|a| flag_name(&a)),
         ),
-        ErrorKind::Io | ErrorKind::Format => Error::internal(first_line(&rendered)),
+        ErrorKind::Io | ErrorKind::Format => CliError::internal(first_line(&rendered)),
         // Value-count, validation and encoding problems are all bad values.
         _ => usage(
             UsageKind::InvalidValue,

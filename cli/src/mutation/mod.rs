@@ -5,7 +5,6 @@
 mod fields;
 mod receipt;
 
-use pm_engine::Result;
 use pm_engine::commit::Commit;
 #[cfg(feature = "fault-points")]
 use pm_engine::mutate::FaultPoint;
@@ -22,6 +21,7 @@ pub use receipt::{
 };
 
 use crate::ctx::Ctx;
+use crate::failure::Result;
 use crate::progress::index_options;
 
 /// A loaded tracker ready for mutations.

@@ -1,12 +1,12 @@
 //! The universal output cursor (`--output-cursor`): `{v, c, p, o, n, f}` encode, decode and
 //! validation, the collection fingerprint, and applying a cursor to its row collection.
 
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value, json};
 
 use super::codec;
 use super::rows::{self, RowContract, RowPath};
 use super::surface::Surface;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 
 /// The longest cursor accepted, in characters.
 pub const MAX_CURSOR_LEN: usize = 4096;
@@ -50,10 +50,11 @@ impl OutputCursor {
             .flatten()
             .and_then(|v| from_payload(&v));
         parsed.ok_or_else(|| {
-            refusal(
+            CliError::refused(
                 ReadOutputRefusal::CursorInvalid,
-                "The read-output continuation cursor is malformed or unsupported.".into(),
+                "--output-cursor",
                 raw,
+                "The read-output continuation cursor is malformed or unsupported.",
             )
         })
     }
@@ -82,17 +83,6 @@ fn from_payload(value: &Value) -> Option<OutputCursor> {
     })
 }
 
-fn refusal(kind: ReadOutputRefusal, message: String, raw: &str) -> Error {
-    Error::ReadOutput {
-        kind,
-        message,
-        flag: "--output-cursor",
-        value: Some(raw.to_owned()),
-        allowed: Box::default(),
-        suggestion: None,
-    }
-}
-
 /// Returns the fingerprint of a row collection: the first 16 characters of
 /// base64url(SHA-256(stableStringify({path, value}))).
 pub fn collection_fingerprint(path: &str, value: &Value) -> String {
@@ -113,22 +103,23 @@ pub fn apply(
     raw: &str,
 ) -> Result<RowPath> {
     if cursor.surface != surface {
-        return Err(refusal(
+        return Err(CliError::refused(
             ReadOutputRefusal::CursorCommandMismatch,
+            "--output-cursor",
+            raw,
             format!(
                 "The read-output cursor belongs to {}, not {}.",
                 cursor.surface.name(),
                 surface.name()
             ),
-            raw,
         ));
     }
     let stale = || {
-        refusal(
+        CliError::refused(
             ReadOutputRefusal::CursorStale,
-            "The read-output continuation no longer matches the declared row collection; restart the bounded read."
-                .into(),
+            "--output-cursor",
             raw,
+            "The read-output continuation no longer matches the declared row collection; restart the bounded read.",
         )
     };
     let path = contract
@@ -197,7 +188,7 @@ mod tests {
         for raw in bad {
             let err = OutputCursor::decode(&raw).err();
             assert_eq!(
-                err.as_ref().map(Error::code),
+                err.as_ref().map(CliError::code),
                 Some(ErrorCode::ReadOutputCursorInvalid),
                 "{raw}"
             );

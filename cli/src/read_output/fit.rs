@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value, json};
 
 use super::amount::set;
@@ -17,6 +16,7 @@ use super::request::Bound;
 use super::rows::{self, RowContract, RowPath};
 use super::session::{self, SessionState, Tally};
 use super::surface::Surface;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::render::{Format, budget};
 
 /// Strings longer than this many UTF-16 code units are shortened by budget compaction.
@@ -547,7 +547,7 @@ impl Plan<'_> {
         if let Some(state) = self.session
             && estimate > state.remaining()
         {
-            return Err(Error::ReadOutput {
+            return Err(CliError::ReadOutput {
                 kind: ReadOutputRefusal::InvalidSession,
                 message: "The remaining output-session budget cannot fit its mandatory receipts; start a new session with a larger token_budget.".into(),
                 flag: "--output-session",

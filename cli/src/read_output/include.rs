@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value};
 
 use super::rows::{self, RowContract};
 use super::surface::Surface;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 
 /// Envelope keys a root projection always keeps (they describe the result, not content).
 pub(super) const ENVELOPE_KEYS: &[&str] = &[
@@ -42,8 +42,8 @@ fn first_segment(selector: &str) -> &str {
     selector.split('.').next().unwrap_or(selector)
 }
 
-fn refuse(message: String, first: &str, allowed: Vec<String>) -> Error {
-    Error::ReadOutput {
+fn refuse(message: String, first: &str, allowed: Vec<String>) -> CliError {
+    CliError::ReadOutput {
         kind: ReadOutputRefusal::UnmatchedSelector,
         message,
         flag: "--output-include",
@@ -224,7 +224,7 @@ mod tests {
     fn unmatched_selectors_are_refused_with_the_domain() {
         let mut env = list();
         let err = run(Surface::List, &mut env, &["nope", "zip"]).err();
-        let Some(Error::ReadOutput {
+        let Some(CliError::ReadOutput {
             message,
             value,
             allowed,

@@ -5,11 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use pm_engine::read::FIELD_GROUPS;
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value};
 
 use super::include::{ENVELOPE_KEYS, RECEIPT_KEYS, sorted_locale};
 use super::receipts::omission_receipt;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 
 /// Projects the `get` envelope to `selectors` given with `flag`.
 ///
@@ -60,7 +60,7 @@ pub fn apply(env: &mut Map<String, Value>, selectors: &[String], flag: &'static 
     let unknown: Vec<&String> = selectors.iter().filter(|s| !valid.contains(s)).collect();
     if let Some(first) = unknown.first() {
         let listed: Vec<&str> = unknown.iter().map(|s| s.as_str()).collect();
-        return Err(Error::ReadOutput {
+        return Err(CliError::ReadOutput {
             kind: ReadOutputRefusal::UnmatchedSelector,
             message: format!(
                 "Unknown {flag} selector(s) for get: {}. Valid selectors: {}.",
@@ -84,7 +84,7 @@ pub fn apply(env: &mut Map<String, Value>, selectors: &[String], flag: &'static 
         }
     }
     if full_item && !item_selectors.is_empty() {
-        return Err(Error::ReadOutput {
+        return Err(CliError::ReadOutput {
             kind: ReadOutputRefusal::InvalidValue,
             message: format!(
                 "{flag} cannot mix a full item with projected item fields; use item or item.<field>, not both."

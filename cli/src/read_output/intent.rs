@@ -2,7 +2,6 @@
 //! budget-derived row ceilings, and the `context_intent` receipt with its degradation ladder.
 //! What an intent changes in a command (depth, sections, fields) is the command's job.
 
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value, json};
 
 use super::amount::set;
@@ -11,6 +10,7 @@ use super::fit::{compact_strings, measure_map, retain_prefix, settle};
 use super::rows::{self, RowContract, RowPath};
 use super::surface::Surface;
 use crate::failure::shell_quote;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::render::Format;
 
 /// The smallest token budget an intent accepts.
@@ -138,7 +138,7 @@ pub fn resolve(
         if token_budget.is_some()
             && matches!(surface, Surface::Get | Surface::List | Surface::Search)
         {
-            return Err(Error::ReadOutput {
+            return Err(CliError::ReadOutput {
                 kind: ReadOutputRefusal::MissingRequiredOption,
                 message: "--token-budget requires a declared context intent selected with --for"
                     .into(),
@@ -167,7 +167,7 @@ pub fn resolve(
             ),
             None => format!("Unknown context intent \"{name}\" for {}.", surface.name()),
         };
-        return Err(Error::ReadOutput {
+        return Err(CliError::ReadOutput {
             kind: ReadOutputRefusal::UnknownContextIntent,
             message,
             flag: "--for",
@@ -184,7 +184,7 @@ pub fn resolve(
             .filter(|n| *n > 0)
     });
     if let Some(n) = explicit.filter(|n| *n < MIN_INTENT_TOKENS) {
-        return Err(Error::ReadOutput {
+        return Err(CliError::ReadOutput {
             kind: ReadOutputRefusal::InvalidValue,
             message: format!("Context intent token budget must be at least {MIN_INTENT_TOKENS}"),
             flag: "--token-budget",
@@ -460,7 +460,7 @@ mod tests {
             Ok(None)
         ));
         let err = resolve(Surface::List, Some("x"), None, None).err();
-        let Some(Error::ReadOutput {
+        let Some(CliError::ReadOutput {
             allowed,
             suggestion,
             ..

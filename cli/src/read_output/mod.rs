@@ -19,7 +19,6 @@ mod session;
 pub mod skipped;
 mod surface;
 
-use pm_engine::Result;
 use serde_json::{Map, Value, json};
 
 pub use cursor::{OutputCursor, collection_fingerprint};
@@ -31,6 +30,7 @@ pub use session::SessionState;
 pub use surface::{Dimension, RowShape, Surface};
 
 use crate::exit;
+use crate::failure::Result;
 use crate::render::Format;
 use fit::{Fitted, Plan, settle, write_intent_estimate};
 use rows::RowContract;

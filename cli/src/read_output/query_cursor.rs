@@ -1,11 +1,11 @@
 //! The query (producer) cursor of `list`, `search` and `context`:
 //! `{version, fingerprint, after_id, after_index}` encode, decode, validation and paging.
 
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value};
 
 use super::codec;
 use super::cursor::MAX_CURSOR_LEN;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 
 /// A position in an ordered query result: after the row `after_id` (at `after_index`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,17 +30,6 @@ pub fn query_fingerprint(command: &str, contract: &Value) -> String {
     let mut hex = pm_engine::hash::sha256_hex(&input);
     hex.truncate(24);
     hex
-}
-
-fn invalid(message: impl Into<String>, raw: &str) -> Error {
-    Error::ReadOutput {
-        kind: ReadOutputRefusal::InvalidQueryCursor,
-        message: message.into(),
-        flag: "--after",
-        value: Some(raw.to_owned()),
-        allowed: Box::default(),
-        suggestion: None,
-    }
 }
 
 impl QueryCursor {
@@ -78,19 +67,38 @@ impl QueryCursor {
     pub fn decode(raw: &str, expected: &str) -> Result<QueryCursor> {
         let text = raw.trim();
         if text.len() > MAX_CURSOR_LEN || !codec::is_strict_base64url(text) {
-            return Err(invalid("Query cursor is malformed.", raw));
+            return Err(CliError::refused(
+                ReadOutputRefusal::InvalidQueryCursor,
+                "--after",
+                raw,
+                "Query cursor is malformed.",
+            ));
         }
-        let payload =
-            codec::decode_json(text).ok_or_else(|| invalid("Query cursor is malformed.", raw))?;
-        let cursor = from_payload(&payload)
-            .ok_or_else(|| invalid("Query cursor version or payload is unsupported.", raw))?;
+        let payload = codec::decode_json(text).ok_or_else(|| {
+            CliError::refused(
+                ReadOutputRefusal::InvalidQueryCursor,
+                "--after",
+                raw,
+                "Query cursor is malformed.",
+            )
+        })?;
+        let cursor = from_payload(&payload).ok_or_else(|| {
+            CliError::refused(
+                ReadOutputRefusal::InvalidQueryCursor,
+                "--after",
+                raw,
+                "Query cursor version or payload is unsupported.",
+            )
+        })?;
         if cursor.fingerprint != expected {
-            return Err(invalid(
+            return Err(CliError::refused(
+                ReadOutputRefusal::InvalidQueryCursor,
+                "--after",
+                raw,
                 format!(
                     "Query cursor does not match the current filters, sort, or query ({} != {expected}).",
                     cursor.fingerprint
                 ),
-                raw,
             ));
         }
         Ok(cursor)
@@ -112,12 +120,14 @@ impl QueryCursor {
         }
         match self.after_index {
             Some(index) => Ok(usize::try_from(index).unwrap_or(usize::MAX).min(len)),
-            None => Err(invalid(
+            None => Err(CliError::refused(
+                ReadOutputRefusal::InvalidQueryCursor,
+                "--after",
+                raw,
                 format!(
                     "Query cursor item {} is no longer present in this result set.",
                     self.after_id
                 ),
-                raw,
             )),
         }
     }

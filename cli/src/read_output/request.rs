@@ -1,12 +1,11 @@
 //! The seven canonical read-output controls: parsing and validation before a
 //! command runs, the refusal on commands that are not read surfaces, and include-mode splitting.
 
-use pm_engine::{Error, ReadOutputRefusal, Result};
-
 use super::cursor::OutputCursor;
 use super::session::SessionState;
 use super::surface::Surface;
 use crate::args::GlobalArgs;
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::render::Format;
 
 /// A row or token bound: a positive number, or `unbounded`.
@@ -50,17 +49,6 @@ pub struct ReadOutputRequest {
     /// The tracker's settings values outside their domain, reported in the result's
     /// `warnings` (set by `run()` from the context, not a flag).
     pub settings_warnings: Vec<pm_engine::settings::SettingIssue>,
-}
-
-fn invalid(flag: &'static str, value: &str, message: &str) -> Error {
-    Error::ReadOutput {
-        kind: ReadOutputRefusal::InvalidValue,
-        message: message.into(),
-        flag,
-        value: Some(value.into()),
-        allowed: Box::default(),
-        suggestion: None,
-    }
 }
 
 /// Parses a bound: `unbounded`, or digits only (surrounding spaces allowed) naming a safe
@@ -118,7 +106,7 @@ impl ReadOutputRequest {
         let Some(first) = present.first() else {
             return Ok(request);
         };
-        let refuse = |message: String| Error::ReadOutput {
+        let refuse = |message: String| CliError::ReadOutput {
             kind: ReadOutputRefusal::NotReadSurface,
             message,
             flag: first,
@@ -148,7 +136,8 @@ impl ReadOutputRequest {
         if let Some(raw) = &global.output_include {
             request.include = split_csv(raw);
             if request.include.is_empty() {
-                return Err(invalid(
+                return Err(CliError::refused(
+                    ReadOutputRefusal::InvalidValue,
                     "--output-include",
                     raw,
                     "--output-include requires at least one comma-separated field or section.",
@@ -157,7 +146,8 @@ impl ReadOutputRequest {
         }
         if let Some(raw) = &global.output_limit {
             request.limit = Some(parse_bound(raw).ok_or_else(|| {
-                invalid(
+                CliError::refused(
+                    ReadOutputRefusal::InvalidValue,
                     "--output-limit",
                     raw,
                     "--output-limit must be a positive integer or unbounded.",
@@ -166,7 +156,8 @@ impl ReadOutputRequest {
         }
         if let Some(raw) = &global.output_budget {
             request.budget = Some(parse_bound(raw).ok_or_else(|| {
-                invalid(
+                CliError::refused(
+                    ReadOutputRefusal::InvalidValue,
                     "--output-budget",
                     raw,
                     "--output-budget must be a positive integer or unbounded.",
@@ -178,7 +169,8 @@ impl ReadOutputRequest {
         }
         if let Some(raw) = &global.output_cursor {
             if raw.trim().is_empty() {
-                return Err(invalid(
+                return Err(CliError::refused(
+                    ReadOutputRefusal::InvalidValue,
                     "--output-cursor",
                     raw,
                     "--output-cursor requires a non-empty continuation cursor.",

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use pm_engine::{Error, ReadOutputRefusal, Result};
 use serde_json::{Map, Value, json};
 
 use super::codec::safe_non_negative;
 use super::rows::{self, RowContract};
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::render::budget::ESTIMATOR;
 
 /// The most item ids a session carries.
@@ -36,17 +36,6 @@ pub struct SessionState {
     pub seen_item_ids: Vec<String>,
 }
 
-fn invalid(reason: &str, raw: &str) -> Error {
-    Error::ReadOutput {
-        kind: ReadOutputRefusal::InvalidSession,
-        message: format!("--output-session {reason}"),
-        flag: "--output-session",
-        value: Some(raw.to_owned()),
-        allowed: Box::default(),
-        suggestion: None,
-    }
-}
-
 /// Returns whether `s` is a portable identifier: an ASCII letter or digit, then up to `max - 1`
 /// letters, digits, `.`, `_`, `:` or `-`.
 fn portable(s: &str, max: usize) -> bool {
@@ -67,10 +56,21 @@ impl SessionState {
     /// field (the first in sorted order), a bad version, id, token_budget, spent_tokens or
     /// seen_item_ids.
     pub fn parse(raw: &str) -> Result<SessionState> {
-        let value: Value =
-            serde_json::from_str(raw).map_err(|_| invalid("must be a valid JSON object.", raw))?;
+        let value: Value = serde_json::from_str(raw).map_err(|_| {
+            CliError::refused(
+                ReadOutputRefusal::InvalidSession,
+                "--output-session",
+                raw,
+                format!("--output-session {}", "must be a valid JSON object."),
+            )
+        })?;
         let Value::Object(state) = value else {
-            return Err(invalid("must be a JSON object.", raw));
+            return Err(CliError::refused(
+                ReadOutputRefusal::InvalidSession,
+                "--output-session",
+                raw,
+                format!("--output-session {}", "must be a JSON object."),
+            ));
         };
         let mut unknown: Vec<&String> = state
             .keys()
@@ -78,38 +78,70 @@ impl SessionState {
             .collect();
         unknown.sort_by(|a, b| pm_engine::json::cmp_utf16(a, b));
         if let Some(first) = unknown.first() {
-            return Err(invalid(
-                &format!("contains unknown field \"{first}\"."),
+            return Err(CliError::refused(
+                ReadOutputRefusal::InvalidSession,
+                "--output-session",
                 raw,
+                format!(
+                    "--output-session {}",
+                    &format!("contains unknown field \"{first}\".")
+                ),
             ));
         }
         if state.get("version").and_then(safe_non_negative) != Some(1) {
-            return Err(invalid("version must equal 1.", raw));
+            return Err(CliError::refused(
+                ReadOutputRefusal::InvalidSession,
+                "--output-session",
+                raw,
+                format!("--output-session {}", "version must equal 1."),
+            ));
         }
         let id = state
             .get("id")
             .and_then(Value::as_str)
             .filter(|id| portable(id, 64))
-            .ok_or_else(|| invalid("id must be 1-64 portable identifier characters.", raw))?;
+            .ok_or_else(|| {
+                CliError::refused(
+                    ReadOutputRefusal::InvalidSession,
+                    "--output-session",
+                    raw,
+                    format!(
+                        "--output-session {}",
+                        "id must be 1-64 portable identifier characters."
+                    ),
+                )
+            })?;
         let token_budget = state
             .get("token_budget")
             .and_then(safe_non_negative)
             .filter(|b| *b >= MIN_SESSION_TOKENS)
-            .ok_or_else(|| invalid("token_budget must be a safe integer of at least 256.", raw))?;
+            .ok_or_else(|| {
+                CliError::refused(
+                    ReadOutputRefusal::InvalidSession,
+                    "--output-session",
+                    raw,
+                    format!(
+                        "--output-session {}",
+                        "token_budget must be a safe integer of at least 256."
+                    ),
+                )
+            })?;
         let spent_tokens = state
             .get("spent_tokens")
             .and_then(safe_non_negative)
             .filter(|s| *s <= token_budget)
             .ok_or_else(|| {
-                invalid(
-                    "spent_tokens must be a non-negative safe integer no larger than token_budget.",
-                    raw,
-                )
+                CliError::refused(ReadOutputRefusal::InvalidSession, "--output-session", raw, format!("--output-session {}", "spent_tokens must be a non-negative safe integer no larger than token_budget."))
             })?;
         let seen_error = || {
-            invalid(
-                "seen_item_ids must contain at most 10000 portable item identifiers.",
+            CliError::refused(
+                ReadOutputRefusal::InvalidSession,
+                "--output-session",
                 raw,
+                format!(
+                    "--output-session {}",
+                    "seen_item_ids must contain at most 10000 portable item identifiers."
+                ),
             )
         };
         let seen = state

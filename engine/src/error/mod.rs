@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 mod classify;
 mod code;
+pub mod hints;
 
 pub use code::{ErrorCode, ErrorFamily};
 
@@ -228,21 +229,14 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    /// The command line could not be parsed (unknown flag or command, bad or missing value).
-    #[error("{detail}")]
-    Usage {
-        /// Which kind of usage mistake it is.
-        kind: UsageKind,
-        /// One-line description of the mistake.
-        detail: String,
-        /// The offending flag, operand or command as typed, when known.
-        flag: Option<String>,
-        /// The rejected value, when a value was refused.
-        value: Option<String>,
-        /// Close matches for the offending token ("did you mean").
-        suggestions: Box<[String]>,
-        /// The legal values, when the domain is finite.
-        allowed: Box<[String]>,
+    /// Two options of one invocation contradict each other (a collection both given and
+    /// cleared on `create`).
+    #[error("Cannot combine {flag} with {other}")]
+    ConflictingOptions {
+        /// The refused option, as typed (`--clear-tags`).
+        flag: String,
+        /// The option it contradicts (`--tags`).
+        other: String,
     },
 
     /// An item file already holds the id a create wanted (explicit `--id` or a minted id that
@@ -336,22 +330,14 @@ pub enum Error {
         detail: String,
     },
 
-    /// A universal read-output control (`--output-*`), a query cursor (`--after`) or a context
-    /// intent (`--for`, `--token-budget`) was refused; the message is pm's wording.
-    #[error("{message}")]
-    ReadOutput {
-        /// Which refusal it is; selects the error code.
-        kind: ReadOutputRefusal,
-        /// pm's exact sentence.
-        message: String,
-        /// The refused flag (`--output-limit`, `--after`, `--for`, …).
+    /// A query cursor (`--after`, `--cursor`) names an item that is no longer in the result
+    /// set it pages through.
+    #[error("Query cursor item {after} is no longer present in this result set.")]
+    CursorNotInResult {
+        /// The cursor flag (`--after`, `--cursor`).
         flag: &'static str,
-        /// The rejected value, when a value was refused.
-        value: Option<String>,
-        /// The legal values, when the domain is finite (never truncated).
-        allowed: Box<[String]>,
-        /// A corrected value to retry with (e.g. the nearest intent name).
-        suggestion: Option<String>,
+        /// The item id the cursor names.
+        after: String,
     },
 
     /// `create` lacks options its item type requires (strict create mode, or the type's own
@@ -447,56 +433,6 @@ pub enum LifecycleConflict {
     NotClaimed,
     /// A mutation of an item another principal holds, under strict ownership enforcement.
     OwnershipConflict,
-}
-
-/// Sub-kinds of [`Error::Usage`]; each has its own [`ErrorCode`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum UsageKind {
-    /// A flag that the command does not declare.
-    UnknownOption,
-    /// A subcommand that does not exist.
-    UnknownCommand,
-    /// A required argument, operand or subcommand is absent.
-    MissingRequiredArgument,
-    /// A flag value or operand outside its legal domain.
-    InvalidValue,
-    /// A positional argument the command does not take.
-    UnexpectedArgument,
-    /// Two arguments that cannot be used together.
-    ConflictingArguments,
-    /// A write-only option (`--expect-hash`) on a command that only reads.
-    RequiresMutation,
-}
-
-/// Sub-kinds of [`Error::ReadOutput`]; each selects one [`ErrorCode`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ReadOutputRefusal {
-    /// A control value outside its domain (`--output-limit abc`, `--token-budget 10`).
-    InvalidValue,
-    /// A universal control on a command or mode that is not a read surface.
-    NotReadSurface,
-    /// An `--output-cursor` that does not decode to a supported cursor.
-    CursorInvalid,
-    /// An `--output-cursor` minted by another read surface.
-    CursorCommandMismatch,
-    /// An `--output-cursor` whose row collection changed since it was minted.
-    CursorStale,
-    /// A malformed `--output-session` state, or one too exhausted for its receipts.
-    InvalidSession,
-    /// A malformed, unsupported or mismatched `--after` query cursor.
-    InvalidQueryCursor,
-    /// A `--for` intent the command does not declare.
-    UnknownContextIntent,
-    /// An option that needs another one (`--token-budget` without `--for`).
-    MissingRequiredOption,
-    /// `--output-include` selectors that match nothing in the result.
-    UnmatchedSelector,
-    /// Two row projections at once (`--brief --full`, `--output-include compact,full`).
-    ProjectionConflict,
-    /// A `--fields` name that is not an item field.
-    UnknownField,
 }
 
 pub(crate) fn display_paths(paths: &[PathBuf]) -> String {

@@ -229,13 +229,9 @@ pub fn check_create(def: &TypeDefinition, mode: CreateMode, options: &GivenOptio
         .iter()
         .find(|(key, _)| options.has(key) && options.cleared(key))
     {
-        return Err(Error::Usage {
-            kind: crate::error::UsageKind::ConflictingArguments,
-            detail: format!("Cannot combine {clear} with {}", flag_label(key)),
-            flag: Some((*clear).to_string()),
-            value: None,
-            suggestions: Box::new([]),
-            allowed: Box::new([]),
+        return Err(Error::ConflictingOptions {
+            flag: (*clear).to_string(),
+            other: flag_label(key),
         });
     }
     let policy = create_policy(def, mode)?;

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use serde_json::{Map, Value, json};
 
 use super::model::{Direction, GraphItem};
-use crate::error::{Error, ReadOutputRefusal, Result};
+use crate::error::{Error, Result};
 use crate::summary::NO_ACTIVE_BLOCKER;
 
 /// Dependency kinds that are legacy spellings (counted in `legacy_alias_counts`).
@@ -309,15 +309,9 @@ impl DepsIndex {
             Some(after) => match order.iter().position(|id| id == after) {
                 Some(i) => i + 1,
                 None => {
-                    return Err(Error::ReadOutput {
-                        kind: ReadOutputRefusal::InvalidQueryCursor,
-                        message: format!(
-                            "Query cursor item {after} is no longer present in this result set."
-                        ),
+                    return Err(Error::CursorNotInResult {
                         flag: "--cursor",
-                        value: Some(after.clone()),
-                        allowed: Box::default(),
-                        suggestion: None,
+                        after: after.clone(),
                     });
                 }
             },

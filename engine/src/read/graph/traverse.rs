@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use super::cycles::cycles;
 use super::model::{Direction, ItemGraph, Kind, KindSet};
-use crate::error::{Error, ReadOutputRefusal, Result};
+use crate::error::{Error, Result};
 
 /// How to walk.
 #[derive(Clone, Debug)]
@@ -111,13 +111,9 @@ pub fn traverse(graph: &ItemGraph, root: usize, options: &TraversalOptions) -> R
     }
     if skipping {
         let after = options.after.clone().unwrap_or_default();
-        return Err(Error::ReadOutput {
-            kind: ReadOutputRefusal::InvalidQueryCursor,
-            message: format!("Query cursor item {after} is no longer present in this result set."),
+        return Err(Error::CursorNotInResult {
             flag: "--after",
-            value: Some(after),
-            allowed: Box::default(),
-            suggestion: None,
+            after,
         });
     }
     missing.sort();
