@@ -74,7 +74,7 @@ pub fn cmd_aggregate(ctx: &Ctx, args: &AggregateArgs) -> Result<AggregateOutput>
     };
     args.filters.apply(schema, &mut query)?;
     let index = Index::open(&tracker, schema, index_options(ctx));
-    let (rows, _) = index.aggregate_rows(&query, &spec)?;
+    let rows = index.aggregate_rows(&query, &spec)?.rows;
     let result = aggregate(&rows, &spec);
     let groups: Vec<Value> = result
         .groups
