@@ -50,7 +50,7 @@ fn bench_events(c: &mut Criterion) {
                     // A fresh facade per page, as a CLI process has.
                     let index = Index::open(&tracker, &schema, IndexOptions::default());
                     let page = index.events(query).expect("events");
-                    assert_eq!(page.source, pm_engine::query::Source::Index);
+                    assert_eq!(page.source(), pm_engine::query::Source::Index);
                     black_box(page)
                 });
             });

@@ -6,9 +6,9 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use pm_engine::query::{Page, Query, Sort, StatusFilter};
 use pm_engine::schema::RuntimeSchema;
-use pm_index::folder_listings::FolderListings;
-use pm_index::source::SweepScope;
-use pm_index::sweep::digest_sweep;
+use pm_index::internals::folder_listings::FolderListings;
+use pm_index::internals::source::SweepScope;
+use pm_index::internals::sweep::digest_sweep;
 use pm_index::{Index, IndexOptions};
 use std::hint::black_box;
 
@@ -39,7 +39,7 @@ fn bench_query(c: &mut Criterion) {
                     let page = index
                         .list(&query, &Sort::default(), &Page::first(20))
                         .expect("list");
-                    assert_eq!(page.source, pm_engine::query::Source::Index);
+                    assert_eq!(page.source(), pm_engine::query::Source::Index);
                     black_box(page)
                 });
             });
@@ -83,7 +83,9 @@ fn bench_query(c: &mut Criterion) {
         }
         // What a read pays when the digest differs: the full sweep with the file list.
         group.bench_with_input(BenchmarkId::new("full_sweep", n), &n, |b, _| {
-            b.iter(|| black_box(pm_index::source::sweep(&tracker, &schema).expect("sweep")));
+            b.iter(|| {
+                black_box(pm_index::internals::source::sweep(&tracker, &schema).expect("sweep"))
+            });
         });
         group.bench_with_input(BenchmarkId::new("scan_list_limit_20", n), &n, |b, _| {
             b.iter(|| {

@@ -15,7 +15,7 @@ use pm_engine::settings::{
 use pm_engine::timestamp::parse_timestamp;
 use pm_engine::tracker::Tracker;
 use pm_engine::{Error, IoResultExt, Result};
-use pm_index::dirsig::Freshness;
+use pm_index::Freshness;
 
 use crate::args::GlobalArgs;
 use crate::read_output::ReadOutputRequest;

@@ -3,11 +3,11 @@
 //! combination of the values it reads); one row per item from summaries otherwise and on the
 //! scan path.
 
-use crate::Index;
+use crate::fresh::source::SweepScope;
 use crate::read::{order_by, where_clause};
-use crate::source::SweepScope;
+use crate::{Answer, Index};
 use pm_engine::Result;
-use pm_engine::query::{Query, Sort, Source};
+use pm_engine::query::{Query, Sort};
 use pm_engine::read::aggregate::{AggregateRow, AggregateSpec, GroupField};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, params_from_iter};
@@ -137,21 +137,29 @@ impl Index<'_> {
         &self,
         query: &Query,
         spec: &AggregateSpec,
-    ) -> Result<(Vec<AggregateRow>, Source)> {
-        if !spec.needs_summaries() {
-            let mut notices = Vec::new();
-            if let Some(rows) = self.answer(SweepScope::Items, &mut notices, |conn| {
-                column_rows(conn, query, spec)
-            }) {
-                return Ok((rows, Source::Index));
-            }
+    ) -> Result<Answer<Vec<AggregateRow>>> {
+        if spec.needs_summaries() {
+            let summaries = self.summaries(query, &Sort::default_order())?;
+            return Ok(summaries.map(|found| {
+                found
+                    .items
+                    .iter()
+                    .map(|item| AggregateRow::of(item, spec))
+                    .collect()
+            }));
         }
-        let summaries = self.summaries(query, &Sort::default_order())?;
-        let rows = summaries
-            .items
-            .iter()
-            .map(|item| AggregateRow::of(item, spec))
-            .collect();
-        Ok((rows, summaries.source))
+        self.index_or_scan(
+            SweepScope::Items,
+            |conn| Ok((column_rows(conn, query, spec)?, Vec::new())),
+            |_| {
+                let outcome = self.scan()?;
+                let rows = outcome
+                    .select(query, &Sort::default_order())
+                    .iter()
+                    .map(|item| AggregateRow::of(item, spec))
+                    .collect();
+                Ok((rows, outcome.read_notices()))
+            },
+        )
     }
 }

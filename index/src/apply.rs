@@ -3,14 +3,14 @@
 //! stream whose projected prefix is unchanged is projected from its old length onward; a shrunk
 //! or rewritten one is re-projected whole. A failure marks the index stale, never the caller.
 
-use crate::digest::{DigestTotals, content_id};
 use crate::duplicates;
 use crate::events::project_stream;
-use crate::freshness::Change;
+use crate::fresh::check::Change;
+use crate::fresh::digest::{DigestTotals, content_id};
+use crate::fresh::source::{Sig, SourceFile, SourceKind};
 use crate::indexer::RACY_WINDOW_NS;
 use crate::project::{ProjectContext, Projected, Projection, project};
 use crate::rows::{RowWriter, SourceRow, remove_source, set_meta, source_row};
-use crate::source::{Sig, SourceFile, SourceKind};
 use crate::store::WriterLock;
 use pm_engine::commit::Commit;
 use pm_engine::schema::RuntimeSchema;
@@ -167,7 +167,7 @@ pub fn commit_changes(tracker: &Tracker, schema: &RuntimeSchema, commit: &Commit
         .iter()
         .chain(&commit.removed)
         .chain(&commit.appended)
-        .filter_map(|abs| crate::source::source_for(tracker, schema, abs))
+        .filter_map(|abs| crate::fresh::source::source_for(tracker, schema, abs))
         .map(|file| {
             if file.abs.is_file() {
                 Change::Upsert(file)

@@ -245,7 +245,7 @@ mod tests {
         let schema = RuntimeSchema::builtin();
         let index = Index::open(&tracker, &schema, IndexOptions::default());
         let list = || index.list(&Query::all(), &Sort::default(), &Page::all());
-        assert_eq!(list()?.source, Source::Index);
+        assert_eq!(list()?.source(), Source::Index);
         let before = current(&tracker)?;
         Index::open(&tracker, &schema, IndexOptions::default()).rebuild(Duration::ZERO)?;
         assert!(!before.0.exists());
@@ -253,7 +253,7 @@ mod tests {
         let start = Instant::now();
         let listing = list()?;
         assert!(start.elapsed() < BOUND, "waited {:?}", start.elapsed());
-        assert_eq!(listing.source, Source::Index);
+        assert_eq!(listing.source(), Source::Index);
         assert_eq!(listing.items.len(), 1);
         let pool = index.pool.lock().unwrap_or_else(|p| p.into_inner());
         let pooled = pool.as_ref().map(|(db, _)| db.clone());

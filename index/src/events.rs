@@ -3,11 +3,10 @@
 //! the event query (since a cursor or a timestamp, filters, limit ≤ 1,000) and its scan
 //! equivalent. Order is `(ts, stream, position)`, byte-wise.
 
-use crate::digest::content_id;
-use crate::source::SourceFile;
+use crate::fresh::digest::content_id;
+use crate::fresh::source::SourceFile;
 use pm_engine::history::{parse_stream, parse_stream_heads};
 use pm_engine::notice::Notice;
-use pm_engine::query::Source;
 use rusqlite::{Connection, ToSql};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -259,26 +258,21 @@ pub struct EventPage {
     pub has_more: bool,
     /// The position to continue after, when `has_more`.
     pub next: Option<EventPosition>,
-    /// Which path answered.
-    pub source: Source,
-    /// Unreadable streams and index fallbacks.
-    pub notices: Vec<Notice>,
 }
 
 /// Answers an event query from rows in memory (the scan path).
-pub fn page_from_rows(rows: Vec<EventRow>, query: &EventQuery, notices: Vec<Notice>) -> EventPage {
-    page_from_rows_bounded(rows, query, notices, Some(query.effective_limit()))
+pub fn page_from_rows(rows: Vec<EventRow>, query: &EventQuery) -> EventPage {
+    page_from_rows_bounded(rows, query, Some(query.effective_limit()))
 }
 
 /// Answers an event query from rows in memory with every match (the query's limit ignored).
-pub fn all_from_rows(rows: Vec<EventRow>, query: &EventQuery, notices: Vec<Notice>) -> EventPage {
-    page_from_rows_bounded(rows, query, notices, None)
+pub fn all_from_rows(rows: Vec<EventRow>, query: &EventQuery) -> EventPage {
+    page_from_rows_bounded(rows, query, None)
 }
 
 fn page_from_rows_bounded(
     mut rows: Vec<EventRow>,
     query: &EventQuery,
-    notices: Vec<Notice>,
     limit: Option<usize>,
 ) -> EventPage {
     rows.retain(|r| query.matches(r));
@@ -294,8 +288,6 @@ fn page_from_rows_bounded(
         },
         events: rows,
         has_more,
-        source: Source::Scan,
-        notices,
     }
 }
 
@@ -303,7 +295,10 @@ fn page_from_rows_bounded(
 ///
 /// # Errors
 /// SQLite failures.
-pub fn query_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<EventPage> {
+pub fn query_events(
+    conn: &Connection,
+    query: &EventQuery,
+) -> rusqlite::Result<(EventPage, Vec<Notice>)> {
     query_events_bounded(conn, query, Some(query.effective_limit()))
 }
 
@@ -312,7 +307,10 @@ pub fn query_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<E
 ///
 /// # Errors
 /// SQLite failures.
-pub fn query_all_events(conn: &Connection, query: &EventQuery) -> rusqlite::Result<EventPage> {
+pub fn query_all_events(
+    conn: &Connection,
+    query: &EventQuery,
+) -> rusqlite::Result<(EventPage, Vec<Notice>)> {
     query_events_bounded(conn, query, None)
 }
 
@@ -320,7 +318,7 @@ fn query_events_bounded(
     conn: &Connection,
     query: &EventQuery,
     limit: Option<usize>,
-) -> rusqlite::Result<EventPage> {
+) -> rusqlite::Result<(EventPage, Vec<Notice>)> {
     let mut sql = String::from(
         "SELECT stream, position, ts, author, op, agent_harness, agent_instance, message,
                 patch_count, line_offset, line_len FROM events WHERE 1",
@@ -370,7 +368,7 @@ fn query_events_bounded(
     let has_more = rows.len() > limit;
     rows.truncate(limit);
     let notices = stream_notices(conn)?;
-    Ok(EventPage {
+    let page = EventPage {
         next: if has_more {
             rows.last().map(EventRow::key)
         } else {
@@ -378,9 +376,8 @@ fn query_events_bounded(
         },
         events: rows,
         has_more,
-        source: Source::Index,
-        notices,
-    })
+    };
+    Ok((page, notices))
 }
 
 /// Returns every projected event in order (for `pm reindex --check`).

@@ -2,7 +2,7 @@
 //! name relative to its folder: the kernel then looks up one name instead of walking the whole
 //! path again for each of the build's files (Linux; elsewhere files are opened by path).
 
-use crate::source::SourceFile;
+use crate::fresh::source::SourceFile;
 use std::fs::File;
 use std::path::Path;
 
@@ -80,7 +80,7 @@ fn vanished(file: &SourceFile) -> pm_engine::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::SourceKind;
+    use crate::fresh::source::SourceKind;
 
     fn source(root: &Path, rel: &str) -> SourceFile {
         SourceFile {

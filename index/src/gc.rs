@@ -298,7 +298,11 @@ fn file_name(path: &Path) -> String {
 fn age_ms(path: &Path, now_ms: EpochMs) -> i64 {
     std::fs::symlink_metadata(path)
         .ok()
-        .map(|m| crate::source::Sig::of(&m).mtime_ns.div_euclid(1_000_000))
+        .map(|m| {
+            crate::fresh::source::Sig::of(&m)
+                .mtime_ns
+                .div_euclid(1_000_000)
+        })
         .map_or(0, |mtime| now_ms.saturating_sub(mtime))
 }
 

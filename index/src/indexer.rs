@@ -4,13 +4,13 @@
 //! never see a half-built index. Progress goes to a caller-supplied callback; nothing prints.
 
 use crate::backlog::{Backlog, CloseOnDrop};
-use crate::digest::DigestTotals;
 use crate::folder_handles::FolderHandles;
+use crate::fresh::digest::DigestTotals;
+use crate::fresh::source::{SourceFile, SourceKind, enumerate};
 use crate::load::{Load, chunks, held_bytes};
 use crate::project::{ProjectContext, Projected, project};
 use crate::rows::{RowWriter, schema_fingerprint, set_meta};
 use crate::schema::{PROJECTION_VERSION, apply};
-use crate::source::{SourceFile, SourceKind, enumerate};
 use crate::store::{APP_ID, IndexPaths, WriterLock, current_db, register_functions};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::{HISTORY_FOLDER, Tracker};

@@ -12,7 +12,7 @@
 //! flipping bits in place); `pm reindex --check` compares the database with the files row by
 //! row whatever the memo says, and `pm gc --scope index` forgets it.
 
-use crate::source::Sig;
+use crate::fresh::source::Sig;
 use crate::store::IndexPaths;
 use rusqlite::Connection;
 use std::path::Path;
@@ -91,7 +91,7 @@ impl State {
     /// Whether the files were left alone long enough, by the file system's own clock (the
     /// one their timestamps come from); not when that clock cannot be read.
     fn settled(&self, dir: &Path) -> bool {
-        crate::dirsig::filesystem_now(dir)
+        crate::fresh::dirsig::filesystem_now(dir)
             .is_some_and(|now_ns| now_ns.saturating_sub(self.changed_ns) > SETTLE_NS)
     }
 }

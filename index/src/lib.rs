@@ -9,43 +9,66 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
-pub mod aggregate;
-pub mod apply;
+mod aggregate;
+mod answer;
+mod apply;
 mod backlog;
 mod connect;
-pub mod digest;
-pub mod dirsig;
-pub mod duplicates;
-pub mod events;
-pub mod folder_handles;
-pub mod folder_listings;
-pub mod freshness;
-pub mod gc;
-pub mod graph;
-pub mod indexer;
-pub mod integrity;
+mod duplicates;
+mod events;
+mod folder_handles;
+mod fresh;
+mod gc;
+mod graph;
+mod indexer;
+mod integrity;
 mod load;
-pub mod maintenance;
-pub mod project;
-pub mod rank;
-pub mod read;
+mod maintenance;
+mod project;
+mod rank;
+mod read;
 mod route;
-pub mod rows;
-pub mod schema;
-pub mod search;
-pub mod source;
-pub mod store;
-pub mod sweep;
-pub mod totals;
+mod rows;
+mod schema;
+mod search;
+mod store;
+mod totals;
 
+/// What the crate's own integration tests and benches reach into below the facade. Not part
+/// of the API: it may change with any commit, and nothing outside this repository's tests and
+/// benches may use it.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::fresh::{
+        check as freshness, digest, dirsig, listings as folder_listings, source, sweep,
+    };
+    /// The projection's files, connections and writer lock.
+    pub mod store {
+        pub use crate::store::*;
+    }
+    /// The schema fingerprint.
+    pub mod rows {
+        pub use crate::rows::schema_fingerprint;
+    }
+    /// The stored search texts.
+    pub mod search {
+        pub use crate::search::stored_texts;
+    }
+}
+
+use crate::fresh::source::SweepScope;
+use crate::fresh::{listings, source, sweep};
 use crate::rows::schema_fingerprint;
-use crate::source::SweepScope;
 use crate::store::{IndexPaths, ReadPool, WriterLock};
 use pm_engine::Result;
 use pm_engine::commit::Commit;
 use pm_engine::item::ItemDoc;
 use pm_engine::notice::Notice;
-use pm_engine::query::{Completeness, Listing, Page, Query, Sort, Source, StatusCount};
+use pm_engine::query::{
+    Completeness, Listing, Page, PageSlice, Query, Sort, SortAnchor, StatusCount,
+};
+use pm_engine::read::graph::GraphItem;
+use pm_engine::read::health::{ListedSources, OnListed};
 use pm_engine::scan::{self, ScanOutcome};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::ItemSummary;
@@ -55,13 +78,15 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-pub use events::{EventPage, EventPosition, EventQuery, EventRow, EventSince};
+pub use answer::{Answer, Origin, ScanReason};
+pub use events::{EventPage, EventPosition, EventQuery, EventRow, EventSince, MAX_EVENT_LIMIT};
+pub use fresh::dirsig::Freshness;
+pub use gc::{GcReport, GcScope, gc};
 pub use graph::GraphSubset;
 pub use indexer::{BuildProgress, BuildReport, ProgressFn};
 pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
 pub use rank::RankCorpus;
 pub use search::SearchHits;
-pub use source::{item_ref, source_for};
 pub use totals::HistoryTotals;
 
 /// How a read uses the projection.
@@ -81,7 +106,7 @@ pub struct IndexOptions<'a> {
     /// facade or a rebuild clears it.
     pub check_once: bool,
     /// How a read decides the projection is fresh (`PM_INDEX_FRESHNESS`); full by default.
-    pub freshness: dirsig::Freshness,
+    pub freshness: Freshness,
 }
 
 impl Default for IndexOptions<'_> {
@@ -92,7 +117,7 @@ impl Default for IndexOptions<'_> {
             pool_size: 4,
             progress: None,
             check_once: false,
-            freshness: dirsig::Freshness::Full,
+            freshness: Freshness::Full,
         }
     }
 }
@@ -109,17 +134,61 @@ impl std::fmt::Debug for IndexOptions<'_> {
     }
 }
 
-/// Every match of a query, in default order, with provenance (context, next, stats, search).
+/// One page of a list query ([`Index::list`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListPage {
+    /// The rows of this page, in order.
+    pub items: Vec<ItemSummary>,
+    /// Every match, before pagination.
+    pub total: usize,
+    /// More rows follow this page.
+    pub has_more: bool,
+    /// The position to continue after (the last row), when `has_more`.
+    pub next: Option<SortAnchor>,
+    /// The automatic limit, when it was applied.
+    pub applied_limit: Option<usize>,
+    /// Whether every item file was read.
+    pub completeness: Completeness,
+}
+
+impl ListPage {
+    fn of(slice: PageSlice, completeness: Completeness) -> ListPage {
+        ListPage {
+            items: slice.items,
+            total: slice.total,
+            has_more: slice.has_more,
+            next: slice.next,
+            applied_limit: slice.applied_limit,
+            completeness,
+        }
+    }
+}
+
+impl Answer<ListPage> {
+    /// Returns the page as the engine's [`Listing`] (what a scan's list returns).
+    pub fn into_listing(self) -> Listing {
+        let source = self.source();
+        let page = self.rows;
+        Listing {
+            items: page.items,
+            total: page.total,
+            has_more: page.has_more,
+            next: page.next,
+            applied_limit: page.applied_limit,
+            source,
+            completeness: page.completeness,
+            notices: self.notices,
+        }
+    }
+}
+
+/// Every match of a query, in default order (context, next, stats, search).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summaries {
     /// The matches.
     pub items: Vec<ItemSummary>,
-    /// Which path answered.
-    pub source: Source,
     /// Whether every item file was read.
     pub completeness: Completeness,
-    /// Unreadable files and index fallbacks.
-    pub notices: Vec<Notice>,
 }
 
 /// The graph rows of [`Index::graph_reachable`].
@@ -128,20 +197,36 @@ pub enum GraphRows {
     /// The items reachable from the start item, with the kind facts of every item (index).
     Reachable(GraphSubset),
     /// Every item (scan).
-    All(Vec<pm_engine::read::graph::GraphItem>),
+    All(Vec<GraphItem>),
 }
 
-/// `(type, status)` counts with provenance.
+/// `(type, status)` counts of the matches of a query.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Counts {
     /// The counts, by type then status.
-    pub rows: Vec<StatusCount>,
-    /// Which path answered.
-    pub source: Source,
+    pub counts: Vec<StatusCount>,
     /// Whether every item file was read.
     pub completeness: Completeness,
-    /// Unreadable files and index fallbacks.
-    pub notices: Vec<Notice>,
+}
+
+/// The counts and history totals of `pm stats`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    /// The `(type, status)` counts, by type then status.
+    pub counts: Vec<StatusCount>,
+    /// Totals over every history stream.
+    pub history: HistoryTotals,
+    /// Whether every item file was read.
+    pub completeness: Completeness,
+}
+
+/// The children of one parent (`pm get`'s rollup).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Children {
+    /// The light metadata of each child.
+    pub items: Vec<Map<String, Value>>,
+    /// How many readable items were inspected.
+    pub inspected: usize,
 }
 
 /// The read facade of one tracker.
@@ -161,12 +246,6 @@ pub struct Index<'a> {
     speculated: std::sync::atomic::AtomicUsize,
     /// Reads answered on unchanged folder signatures (see [`Index::trusted_answers`]).
     trusted: std::sync::atomic::AtomicUsize,
-}
-
-/// A connection the current read may use, or the reason it must scan.
-enum Path2 {
-    Index(Box<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>>),
-    Scan,
 }
 
 impl<'a> Index<'a> {
@@ -209,13 +288,14 @@ impl<'a> Index<'a> {
     }
 
     /// Returns the projection paths.
+    #[doc(hidden)]
     pub fn paths(&self) -> &IndexPaths {
         &self.paths
     }
 
     /// The recorded folder listings the freshness sweeps of this tracker use.
-    pub fn folder_listings(&self) -> folder_listings::FolderListings {
-        folder_listings::FolderListings::at(self.paths.listings.clone())
+    pub(crate) fn folder_listings(&self) -> listings::FolderListings {
+        listings::FolderListings::at(self.paths.listings.clone())
     }
 
     /// Answers a list query (filters, order, page).
@@ -223,19 +303,23 @@ impl<'a> Index<'a> {
     /// # Errors
     /// Only scan failures (a type folder entry that cannot be inspected); index problems fall
     /// back to a scan and are reported as notices.
-    pub fn list(&self, query: &Query, sort: &Sort, page: &Page) -> Result<Listing> {
-        let mut notices = Vec::new();
-        let answer = self.answer(SweepScope::Items, &mut notices, |conn| {
-            read::list(conn, self.schema, query, sort, page)
-                .and_then(|slice| read::completeness(conn).map(|c| (slice, c)))
-        });
-        if let Some((slice, (completeness, mut data))) = answer {
-            data.extend(notices);
-            return Ok(slice.into_listing(Source::Index, completeness, data));
-        }
-        let mut listing = self.scan()?.list(query, sort, page);
-        listing.notices.extend(notices);
-        Ok(listing)
+    pub fn list(&self, query: &Query, sort: &Sort, page: &Page) -> Result<Answer<ListPage>> {
+        self.index_or_scan(
+            SweepScope::Items,
+            |conn| {
+                let slice = read::list(conn, self.schema, query, sort, page)?;
+                let (completeness, data) = read::completeness(conn)?;
+                Ok((ListPage::of(slice, completeness), data))
+            },
+            |_| {
+                let outcome = self.scan()?;
+                let slice = pm_engine::query::paginate(outcome.select(query, sort), sort, page);
+                Ok((
+                    ListPage::of(slice, outcome.completeness()),
+                    outcome.read_notices(),
+                ))
+            },
+        )
     }
 
     /// Returns every match of `query` in `sort` order (the candidate sets of context, next,
@@ -243,30 +327,29 @@ impl<'a> Index<'a> {
     ///
     /// # Errors
     /// As [`Index::list`].
-    pub fn summaries(&self, query: &Query, sort: &Sort) -> Result<Summaries> {
-        let mut notices = Vec::new();
-        let answer = self.answer(SweepScope::Items, &mut notices, |conn| {
-            read::select(conn, self.schema, query, sort)
-                .and_then(|items| read::completeness(conn).map(|c| (items, c)))
-        });
-        if let Some((items, (completeness, mut data))) = answer {
-            data.extend(notices);
-            return Ok(Summaries {
-                items,
-                source: Source::Index,
-                completeness,
-                notices: data,
-            });
-        }
-        let outcome = self.scan()?;
-        let mut data = outcome.read_notices();
-        data.extend(notices);
-        Ok(Summaries {
-            items: outcome.select(query, sort),
-            source: Source::Scan,
-            completeness: outcome.completeness(),
-            notices: data,
-        })
+    pub fn summaries(&self, query: &Query, sort: &Sort) -> Result<Answer<Summaries>> {
+        self.index_or_scan(
+            SweepScope::Items,
+            |conn| {
+                let items = read::select(conn, self.schema, query, sort)?;
+                let (completeness, data) = read::completeness(conn)?;
+                Ok((
+                    Summaries {
+                        items,
+                        completeness,
+                    },
+                    data,
+                ))
+            },
+            |_| {
+                let outcome = self.scan()?;
+                let summaries = Summaries {
+                    items: outcome.select(query, sort),
+                    completeness: outcome.completeness(),
+                };
+                Ok((summaries, outcome.read_notices()))
+            },
+        )
     }
 
     /// Returns the graph row of every item (`pm graph`, `pm deps`): columns only on the index
@@ -274,18 +357,22 @@ impl<'a> Index<'a> {
     ///
     /// # Errors
     /// As [`Index::list`].
-    pub fn graph_items(&self) -> Result<(Vec<pm_engine::read::graph::GraphItem>, Source)> {
-        let mut notices = Vec::new();
-        if let Some(items) = self.answer(SweepScope::Items, &mut notices, graph::graph_items) {
-            return Ok((items, Source::Index));
-        }
+    pub fn graph_items(&self) -> Result<Answer<Vec<GraphItem>>> {
+        self.index_or_scan(
+            SweepScope::Items,
+            |conn| Ok((graph::graph_items(conn)?, Vec::new())),
+            |_| self.scanned_graph_items(),
+        )
+    }
+
+    fn scanned_graph_items(&self) -> Result<(Vec<GraphItem>, Vec<Notice>)> {
         let outcome = self.scan()?;
         let items = outcome
             .select(&Query::all(), &Sort::default_order())
             .iter()
-            .map(pm_engine::read::graph::GraphItem::from)
+            .map(GraphItem::from)
             .collect();
-        Ok((items, Source::Scan))
+        Ok((items, outcome.read_notices()))
     }
 
     /// Returns the graph rows a read from the item `start` needs (`pm deps <id>`, `pm graph
@@ -299,44 +386,47 @@ impl<'a> Index<'a> {
         &self,
         start: &str,
         reach: &pm_engine::read::graph::Reach,
-    ) -> Result<(GraphRows, Source)> {
-        let mut notices = Vec::new();
-        if let Some(subset) = self.answer(SweepScope::Items, &mut notices, |conn| {
-            graph::graph_subset(conn, start, reach)
-        }) {
-            return Ok((GraphRows::Reachable(subset), Source::Index));
-        }
-        let (items, source) = self.graph_items()?;
-        Ok((GraphRows::All(items), source))
+    ) -> Result<Answer<GraphRows>> {
+        self.index_or_scan(
+            SweepScope::Items,
+            |conn| {
+                let subset = graph::graph_subset(conn, start, reach)?;
+                Ok((GraphRows::Reachable(subset), Vec::new()))
+            },
+            |_| {
+                let (items, data) = self.scanned_graph_items()?;
+                Ok((GraphRows::All(items), data))
+            },
+        )
     }
 
     /// Returns the `(type, status)` counts of the matches of `query`.
     ///
     /// # Errors
     /// As [`Index::list`].
-    pub fn counts(&self, query: &Query) -> Result<Counts> {
-        let mut notices = Vec::new();
-        let answer = self.answer(SweepScope::Items, &mut notices, |conn| {
-            read::counts(conn, query).and_then(|rows| read::completeness(conn).map(|c| (rows, c)))
-        });
-        if let Some((rows, (completeness, mut data))) = answer {
-            data.extend(notices);
-            return Ok(Counts {
-                rows,
-                source: Source::Index,
-                completeness,
-                notices: data,
-            });
-        }
-        let outcome = self.scan()?;
-        let mut data = outcome.read_notices();
-        data.extend(notices);
-        Ok(Counts {
-            rows: outcome.counts(query),
-            source: Source::Scan,
-            completeness: outcome.completeness(),
-            notices: data,
-        })
+    pub fn counts(&self, query: &Query) -> Result<Answer<Counts>> {
+        self.index_or_scan(
+            SweepScope::Items,
+            |conn| {
+                let counts = read::counts(conn, query)?;
+                let (completeness, data) = read::completeness(conn)?;
+                Ok((
+                    Counts {
+                        counts,
+                        completeness,
+                    },
+                    data,
+                ))
+            },
+            |_| {
+                let outcome = self.scan()?;
+                let counts = Counts {
+                    counts: outcome.counts(query),
+                    completeness: outcome.completeness(),
+                };
+                Ok((counts, outcome.read_notices()))
+            },
+        )
     }
 
     /// Returns the `(type, status)` counts of the matches of `query` and the history totals
@@ -344,34 +434,33 @@ impl<'a> Index<'a> {
     ///
     /// # Errors
     /// As [`Index::list`]; `io_error` when `history/` cannot be listed on the scan path.
-    pub fn stats(&self, query: &Query) -> Result<(Counts, HistoryTotals)> {
-        let mut notices = Vec::new();
-        let answer = self.answer(SweepScope::All, &mut notices, |conn| {
-            read::counts(conn, query).and_then(|rows| {
+    pub fn stats(&self, query: &Query) -> Result<Answer<Stats>> {
+        self.index_or_scan(
+            SweepScope::All,
+            |conn| {
+                let counts = read::counts(conn, query)?;
                 let history = totals::from_index(conn)?;
-                read::completeness(conn).map(|c| (rows, history, c))
-            })
-        });
-        if let Some((rows, history, (completeness, mut data))) = answer {
-            data.extend(notices);
-            let counts = Counts {
-                rows,
-                source: Source::Index,
-                completeness,
-                notices: data,
-            };
-            return Ok((counts, history));
-        }
-        let outcome = self.scan()?;
-        let mut data = outcome.read_notices();
-        data.extend(notices);
-        let counts = Counts {
-            rows: outcome.counts(query),
-            source: Source::Scan,
-            completeness: outcome.completeness(),
-            notices: data,
-        };
-        Ok((counts, totals::from_scan(&self.tracker)?))
+                let (completeness, data) = read::completeness(conn)?;
+                Ok((
+                    Stats {
+                        counts,
+                        history,
+                        completeness,
+                    },
+                    data,
+                ))
+            },
+            |_| {
+                let outcome = self.scan()?;
+                let data = outcome.read_notices();
+                let stats = Stats {
+                    counts: outcome.counts(query),
+                    history: totals::from_scan(&self.tracker)?,
+                    completeness: outcome.completeness(),
+                };
+                Ok((stats, data))
+            },
+        )
     }
 
     /// Returns the full documents (metadata with heavy collections, body) of items by their
@@ -379,22 +468,22 @@ impl<'a> Index<'a> {
     ///
     /// # Errors
     /// As [`Index::list`].
-    pub fn documents(&self, paths: &[String]) -> Result<(Vec<Option<ItemDoc>>, Source)> {
-        let mut notices = Vec::new();
-        if let Some(docs) = self.answer(SweepScope::Items, &mut notices, |conn| {
-            read::documents(conn, paths)
-        }) {
-            return Ok((docs, Source::Index));
-        }
-        let canon = pm_engine::item::canon::CanonSchema::from_runtime(self.schema);
-        let docs = paths
-            .iter()
-            .map(|rel| {
-                source::item_ref(&self.tracker, self.schema, rel)
-                    .and_then(|file| scan::read_item(&file, &canon).ok())
-            })
-            .collect();
-        Ok((docs, Source::Scan))
+    pub fn documents(&self, paths: &[String]) -> Result<Answer<Vec<Option<ItemDoc>>>> {
+        self.index_or_scan(
+            SweepScope::Items,
+            |conn| Ok((read::documents(conn, paths)?, Vec::new())),
+            |_| {
+                let canon = pm_engine::item::canon::CanonSchema::from_runtime(self.schema);
+                let docs = paths
+                    .iter()
+                    .map(|rel| {
+                        source::item_ref(&self.tracker, self.schema, rel)
+                            .and_then(|file| scan::read_item(&file, &canon).ok())
+                    })
+                    .collect();
+                Ok((docs, Vec::new()))
+            },
+        )
     }
 
     /// Returns the light metadata of the items whose trimmed, lowercased `parent` equals
@@ -402,25 +491,32 @@ impl<'a> Index<'a> {
     ///
     /// # Errors
     /// As [`Index::list`].
-    pub fn children(&self, parent_key: &str) -> Result<(Vec<Map<String, Value>>, usize)> {
-        let mut notices = Vec::new();
-        if let Some(found) = self.answer(SweepScope::Items, &mut notices, |conn| {
-            read::children(conn, parent_key)
-        }) {
-            return Ok(found);
-        }
-        let outcome = self.scan()?;
-        let children = outcome
-            .summaries
-            .iter()
-            .filter(|s| {
-                s.parent
-                    .as_deref()
-                    .is_some_and(|p| pm_engine::read::children::has_parent_key(p, parent_key))
-            })
-            .map(|s| s.light.clone())
-            .collect();
-        Ok((children, outcome.summaries.len()))
+    pub fn children(&self, parent_key: &str) -> Result<Answer<Children>> {
+        self.index_or_scan(
+            SweepScope::Items,
+            |conn| {
+                let (items, inspected) = read::children(conn, parent_key)?;
+                Ok((Children { items, inspected }, Vec::new()))
+            },
+            |_| {
+                let outcome = self.scan()?;
+                let items = outcome
+                    .summaries
+                    .iter()
+                    .filter(|s| {
+                        s.parent.as_deref().is_some_and(|p| {
+                            pm_engine::read::children::has_parent_key(p, parent_key)
+                        })
+                    })
+                    .map(|s| s.light.clone())
+                    .collect();
+                let children = Children {
+                    items,
+                    inspected: outcome.summaries.len(),
+                };
+                Ok((children, outcome.read_notices()))
+            },
+        )
     }
 
     /// Answers an events query (history entries in `(ts, stream, position)` order). Only the
@@ -428,27 +524,17 @@ impl<'a> Index<'a> {
     ///
     /// # Errors
     /// Scan failures listing `history/`.
-    pub fn events(&self, query: &EventQuery) -> Result<EventPage> {
-        let mut notices = Vec::new();
+    pub fn events(&self, query: &EventQuery) -> Result<Answer<EventPage>> {
         let history = self.tracker.history_dir();
-        let answer = self.answer(SweepScope::History, &mut notices, |conn| {
-            events::query_events(conn, query)
-        });
-        if let Some(mut page) = answer {
-            match events::fill_entry_lines(&mut page.events, &history) {
-                Ok(()) => {
-                    page.notices.extend(notices);
-                    return Ok(page);
-                }
-                Err(e) => notices.push(Notice::new(
-                    "index_query_failed",
-                    format!("{e}; answered from a scan"),
-                )),
-            }
-        }
-        let mut page = maintenance::scan_events(&self.tracker, self.schema, query)?;
-        page.notices.extend(notices);
-        Ok(page)
+        self.index_or_scan_with(
+            SweepScope::History,
+            |conn| events::query_events(conn, query),
+            |(mut page, data), _| match events::fill_entry_lines(&mut page.events, &history) {
+                Ok(()) => Ok((page, data)),
+                Err(e) => Err(query_failed(e)),
+            },
+            |_| maintenance::scan_events(&self.tracker, self.schema, query),
+        )
     }
 
     /// Answers an events query with every match (its `limit` ignored): the history entries
@@ -457,8 +543,7 @@ impl<'a> Index<'a> {
     ///
     /// # Errors
     /// Scan failures listing `history/`.
-    pub fn events_all(&self, query: &EventQuery, with_entries: bool) -> Result<EventPage> {
-        let mut notices = Vec::new();
+    pub fn events_all(&self, query: &EventQuery, with_entries: bool) -> Result<Answer<EventPage>> {
         let history = self.tracker.history_dir();
         let fill = |page: &mut EventPage| {
             if with_entries {
@@ -467,28 +552,22 @@ impl<'a> Index<'a> {
                 Ok(())
             }
         };
-        let answer = self.answer(SweepScope::History, &mut notices, |conn| {
-            events::query_all_events(conn, query)
-        });
-        if let Some(mut page) = answer {
-            match fill(&mut page) {
-                Ok(()) => {
-                    page.notices.extend(notices);
-                    return Ok(page);
+        self.index_or_scan_with(
+            SweepScope::History,
+            |conn| events::query_all_events(conn, query),
+            |(mut page, data), _| match fill(&mut page) {
+                Ok(()) => Ok((page, data)),
+                Err(e) => Err(query_failed(e)),
+            },
+            |_| {
+                let (mut page, mut data) =
+                    maintenance::scan_all_events(&self.tracker, self.schema, query)?;
+                if let Err(e) = fill(&mut page) {
+                    data.push(Notice::new("history_changed_during_read", e));
                 }
-                Err(e) => notices.push(Notice::new(
-                    "index_query_failed",
-                    format!("{e}; answered from a scan"),
-                )),
-            }
-        }
-        let mut page = maintenance::scan_all_events(&self.tracker, self.schema, query)?;
-        if let Err(e) = fill(&mut page) {
-            page.notices
-                .push(Notice::new("history_changed_during_read", e));
-        }
-        page.notices.extend(notices);
-        Ok(page)
+                Ok((page, data))
+            },
+        )
     }
 
     /// Applies a mutation's commit to the projection (the `CommitObserver` of mutations): the
@@ -553,10 +632,43 @@ impl<'a> Index<'a> {
         maintenance::health(self, &self.fingerprint, || None)
     }
 
+    /// Returns [`Index::health`] computed beside `checks` (`pm health`'s tracker checks, run on
+    /// this thread meanwhile) and what `checks` returned.
+    ///
+    /// `checks` is given a callback for the listing of every item file and stream it makes;
+    /// the index check confirms freshness from that listing (the same selection and
+    /// signatures as the freshness sweep), so each file is statted once per run, not twice.
+    /// When no complete listing comes (a folder could not be read, or `checks` returned
+    /// without listing), the index check sweeps for itself.
+    ///
+    /// # Errors
+    /// `internal` when the index check panicked.
+    pub fn health_beside<R>(
+        &self,
+        checks: impl FnOnce(&OnListed<'_>) -> R,
+    ) -> (Result<IndexHealth>, R) {
+        let (listed, swept) = std::sync::mpsc::sync_channel::<Option<sweep::DigestSweep>>(1);
+        let on_listed = move |sources: &ListedSources<'_>| {
+            let _ = listed.send(sweep::DigestSweep::of_health_listing(sources));
+        };
+        std::thread::scope(|scope| {
+            let index = scope.spawn(move || self.health_swept(move || swept.recv().ok().flatten()));
+            let checked = checks(&on_listed);
+            // The sender goes with the callback: checks that failed before listing unblock
+            // the index check, which then sweeps for itself.
+            drop(on_listed);
+            let health = index
+                .join()
+                .map_err(|_| pm_engine::Error::internal("the index check panicked"));
+            (health, checked)
+        })
+    }
+
     /// [`Index::health`] whose freshness check starts from a sweep of every source made
-    /// elsewhere (e.g. [`sweep::DigestSweep::of_health_listing`]) instead of statting every
-    /// file again: `swept` is called when the check needs it (the database checks come
-    /// first), and `None` from it means sweeping here.
+    /// elsewhere instead of statting every file again: `swept` is called when the check needs
+    /// it (the database checks come first), and `None` from it means sweeping here (see
+    /// [`Index::health_beside`]).
+    #[doc(hidden)]
     pub fn health_swept(&self, swept: impl FnOnce() -> Option<sweep::DigestSweep>) -> IndexHealth {
         maintenance::health(self, &self.fingerprint, swept)
     }
@@ -573,4 +685,9 @@ impl<'a> Index<'a> {
     pub fn schema(&self) -> &RuntimeSchema {
         self.schema
     }
+}
+
+/// The notice of an index answer whose follow-up read of the files failed.
+fn query_failed(e: impl std::fmt::Display) -> Notice {
+    Notice::new("index_query_failed", format!("{e}; answered from a scan"))
 }

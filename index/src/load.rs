@@ -1,11 +1,11 @@
 //! The writer's side of a full build's load, and how the load is cut into batches and weighed
 //! while it waits for the writer.
 
-use crate::digest::DigestTotals;
+use crate::fresh::digest::DigestTotals;
+use crate::fresh::source::{SourceFile, SourceKind};
 use crate::indexer::{BuildProgress, BuildReport, CHUNK, ProgressFn, WRITEBACK_EVERY, Writeback};
 use crate::project::Projected;
 use crate::rows::RowWriter;
-use crate::source::{SourceFile, SourceKind};
 
 /// Roughly the memory a parsed source holds until it is written and freed: its own size, its
 /// paths, and for a stream its event rows with their texts.
@@ -132,7 +132,7 @@ mod tests {
                 kind: SourceKind::History,
                 item: None,
             },
-            sig: crate::source::Sig {
+            sig: crate::fresh::source::Sig {
                 size: 10,
                 mtime_ns: 0,
                 ctime_ns: 0,

@@ -6,12 +6,13 @@ use crate::events::{
     EventPage, EventQuery, EventRow, all_from_rows, page_from_rows, project_stream,
     unreadable_notice,
 };
-use crate::freshness::{self, Change};
+use crate::fresh::check::{self as freshness, Change};
+use crate::fresh::source::source_for;
+use crate::fresh::source::{SourceKind, SweepScope, enumerate};
+use crate::fresh::sweep::DigestSweep;
 use crate::indexer::RACY_WINDOW_NS;
-use crate::source::{SourceKind, SweepScope, enumerate};
 use crate::store::{self, Condition, WriterLock, meta};
-use crate::sweep::DigestSweep;
-use crate::{Index, read, source_for};
+use crate::{Index, read};
 use pm_engine::query::{Query, Sort};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
@@ -419,18 +420,18 @@ pub fn scan_events(
     tracker: &Tracker,
     schema: &RuntimeSchema,
     query: &EventQuery,
-) -> pm_engine::Result<EventPage> {
-    let (rows, notices) = scan_event_rows(tracker, schema)?;
-    let mut page = page_from_rows(rows, query, notices);
+) -> pm_engine::Result<(EventPage, Vec<pm_engine::notice::Notice>)> {
+    let (rows, mut notices) = scan_event_rows(tracker, schema)?;
+    let mut page = page_from_rows(rows, query);
     // The streams were read a moment ago; a line moved since is reported, not misread.
     let history = tracker.history_dir();
     if let Err(e) = crate::events::fill_entry_lines(&mut page.events, &history) {
-        page.notices.push(pm_engine::notice::Notice::new(
+        notices.push(pm_engine::notice::Notice::new(
             "history_changed_during_read",
             e,
         ));
     }
-    Ok(page)
+    Ok((page, notices))
 }
 
 /// Answers an event query by scanning every history stream, with every match.
@@ -441,7 +442,7 @@ pub fn scan_all_events(
     tracker: &Tracker,
     schema: &RuntimeSchema,
     query: &EventQuery,
-) -> pm_engine::Result<EventPage> {
+) -> pm_engine::Result<(EventPage, Vec<pm_engine::notice::Notice>)> {
     let (rows, notices) = scan_event_rows(tracker, schema)?;
-    Ok(all_from_rows(rows, query, notices))
+    Ok((all_from_rows(rows, query), notices))
 }

@@ -2,10 +2,10 @@
 //! is caught by the next freshness check), then read, hash and parse with the engine's parser
 //! and `ItemSummary::from_item`. Used by the full build and by incremental applies alike.
 
-use crate::digest::content_id;
 use crate::events::{self, StreamProjection};
 use crate::folder_handles::FolderHandles;
-use crate::source::{Sig, SourceFile, SourceKind};
+use crate::fresh::digest::content_id;
+use crate::fresh::source::{Sig, SourceFile, SourceKind};
 use pm_engine::item::ItemDoc;
 use pm_engine::item::canon::CanonSchema;
 use pm_engine::item::codec::parse_item;
@@ -149,7 +149,7 @@ pub fn project(file: SourceFile, ctx: &ProjectContext<'_>) -> Projected {
             });
             return Projected {
                 racy: sig.ctime_ns >= ctx.racy_from_ns,
-                content_hash: crate::digest::content_hash(&file.abs).unwrap_or(0),
+                content_hash: crate::fresh::digest::content_hash(&file.abs).unwrap_or(0),
                 file,
                 sig,
                 projection,

@@ -3,12 +3,12 @@
 //! the summaries of the rows a command prints are fetched afterwards by row key. The scan path
 //! derives the same rows from `ItemSummary`.
 
-use crate::Index;
+use crate::fresh::source::SweepScope;
 use crate::read::{self, SUMMARY_COLUMNS, summary_row};
-use crate::source::SweepScope;
+use crate::{Answer, Index, Origin, ScanReason};
 use pm_engine::Result;
 use pm_engine::notice::Notice;
-use pm_engine::query::{Query, Sort, Source};
+use pm_engine::query::{Query, Sort};
 use pm_engine::rank::item::{BLOCKING_KINDS, Interner, RankExtra, RankItem};
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::{DependencyRef, ItemSummary, StatusClass};
@@ -21,10 +21,6 @@ pub struct RankCorpus {
     pub items: Vec<RankItem>,
     /// Positions in `items` of the query's matches, ascending.
     pub matches: Vec<usize>,
-    /// Which path answered.
-    pub source: Source,
-    /// Unreadable files and index fallbacks.
-    pub notices: Vec<Notice>,
     /// Where the rows' summaries are (`Index::rank_details`).
     details: DetailSource,
 }
@@ -33,7 +29,7 @@ pub struct RankCorpus {
 /// scanned summaries (keys are positions).
 enum DetailSource {
     Index(Box<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>>),
-    Scan(Vec<ItemSummary>),
+    Scan(Vec<ItemSummary>, ScanReason),
 }
 
 impl std::fmt::Debug for RankCorpus {
@@ -41,8 +37,6 @@ impl std::fmt::Debug for RankCorpus {
         f.debug_struct("RankCorpus")
             .field("items", &self.items.len())
             .field("matches", &self.matches.len())
-            .field("source", &self.source)
-            .field("notices", &self.notices)
             .finish_non_exhaustive()
     }
 }
@@ -287,31 +281,38 @@ impl Index<'_> {
     ///
     /// # Errors
     /// As [`Index::list`].
-    pub fn rank_corpus(&self, query: &Query) -> Result<RankCorpus> {
-        let mut notices = Vec::new();
-        let answer = self.answer_on(SweepScope::Items, &mut notices, |conn| {
-            rank_items(conn, self.schema, query)
-                .and_then(|found| read::completeness(conn).map(|c| (found, c)))
-        });
-        if let Some((((items, keys), (_, mut data)), conn)) = answer {
-            data.extend(notices);
-            let matches = items
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| keys.binary_search(&s.key).is_ok())
-                .map(|(i, _)| i)
-                .collect();
-            return Ok(RankCorpus {
-                items,
-                matches,
-                source: Source::Index,
-                notices: data,
-                details: DetailSource::Index(conn),
-            });
-        }
+    pub fn rank_corpus(&self, query: &Query) -> Result<Answer<RankCorpus>> {
+        self.index_or_scan_with(
+            SweepScope::Items,
+            |conn| {
+                rank_items(conn, self.schema, query)
+                    .and_then(|found| read::completeness(conn).map(|c| (found, c)))
+            },
+            |((items, keys), (_, data)), conn| {
+                let matches = items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| keys.binary_search(&s.key).is_ok())
+                    .map(|(i, _)| i)
+                    .collect();
+                let corpus = RankCorpus {
+                    items,
+                    matches,
+                    details: DetailSource::Index(conn),
+                };
+                Ok((corpus, data))
+            },
+            |reason| self.scanned_rank_corpus(query, reason),
+        )
+    }
+
+    fn scanned_rank_corpus(
+        &self,
+        query: &Query,
+        reason: ScanReason,
+    ) -> Result<(RankCorpus, Vec<Notice>)> {
         let outcome = self.scan()?;
-        let mut data = outcome.read_notices();
-        data.extend(notices);
+        let data = outcome.read_notices();
         let summaries = outcome.select(&Query::all(), &Sort::default_order());
         let filtered = query.filter(&summaries);
         let mut matches = Vec::with_capacity(filtered.len());
@@ -327,13 +328,12 @@ impl Index<'_> {
             .enumerate()
             .map(|(i, s)| RankItem::of(s, i as i64, &mut interner))
             .collect();
-        Ok(RankCorpus {
+        let corpus = RankCorpus {
             items,
             matches,
-            source: Source::Scan,
-            notices: data,
-            details: DetailSource::Scan(summaries),
-        })
+            details: DetailSource::Scan(summaries, reason),
+        };
+        Ok((corpus, data))
     }
 
     /// Returns the summaries of `rows` of `corpus` (the rows a command prints), in that order;
@@ -345,10 +345,10 @@ impl Index<'_> {
         &self,
         corpus: &RankCorpus,
         rows: &[&RankItem],
-    ) -> Result<Vec<Option<ItemSummary>>> {
+    ) -> Result<Answer<Vec<Option<ItemSummary>>>> {
         let conn = match &corpus.details {
-            DetailSource::Scan(scanned) => {
-                return Ok(rows
+            DetailSource::Scan(scanned, reason) => {
+                let found = rows
                     .iter()
                     .map(|r| {
                         usize::try_from(r.key)
@@ -356,7 +356,12 @@ impl Index<'_> {
                             .and_then(|i| scanned.get(i))
                             .cloned()
                     })
-                    .collect());
+                    .collect();
+                return Ok(Answer {
+                    rows: found,
+                    origin: Origin::Scan(*reason),
+                    notices: Vec::new(),
+                });
             }
             DetailSource::Index(conn) => conn,
         };
@@ -368,19 +373,29 @@ impl Index<'_> {
                 .zip(rows)
                 .all(|(s, r)| s.as_ref().is_some_and(|s| *s.id == *r.id))
         {
-            return Ok(found);
+            return Ok(Answer {
+                rows: found,
+                origin: Origin::Index,
+                notices: Vec::new(),
+            });
         }
         // The projection changed under the read: find the rows again in a scan, by id.
         let outcome = self.scan()?;
+        let notices = outcome.read_notices();
         let mut pool: Vec<Option<ItemSummary>> = outcome.summaries.into_iter().map(Some).collect();
-        Ok(rows
+        let found = rows
             .iter()
             .map(|r| {
                 pool.iter_mut()
                     .find(|s| s.as_ref().is_some_and(|s| *s.id == *r.id))
                     .and_then(Option::take)
             })
-            .collect())
+            .collect();
+        Ok(Answer {
+            rows: found,
+            origin: Origin::Scan(ScanReason::QueryFailed),
+            notices,
+        })
     }
 }
 

@@ -3,19 +3,22 @@
 //! connection itself is `crate::connect`'s). A fresh projection answers while its sweep runs
 //! (`Index::answer`).
 
+use crate::answer::ScanReason;
 use crate::connect::{Connected, PooledConn};
-use crate::dirsig::{self, FolderSigs, Freshness};
-use crate::freshness::{self, Recorded, Report};
-use crate::source::SweepScope;
+use crate::fresh::check::{self as freshness, Recorded, Report};
+use crate::fresh::dirsig::{self, FolderSigs, Freshness};
+use crate::fresh::source::SweepScope;
 use crate::store::{self, Condition, WriterLock};
-use crate::{Index, Path2, apply, duplicates, indexer, maintenance};
+use crate::{Index, apply, duplicates, indexer, maintenance};
 use pm_engine::notice::Notice;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 impl Index<'_> {
-    /// Answers `query` from the projection when it can; `None` means the read must scan.
+    /// Answers `query` from the projection when it can, with the connection that answered
+    /// (for follow-up reads of the same database: row keys are keys of that file); the error
+    /// says why the read must scan instead.
     ///
     /// The query first runs speculatively, on one read snapshot, while the freshness sweep of
     /// `scope` runs on another thread; the answer is kept only when the sweep confirms the
@@ -23,24 +26,12 @@ impl Index<'_> {
     /// the checked path runs (sweep, repair or rebuild, then the query) — so a fresh
     /// projection costs the longer of the two instead of their sum, and a stale one the same
     /// as before plus the discarded query.
-    pub(crate) fn answer<T>(
-        &self,
-        scope: SweepScope,
-        notices: &mut Vec<Notice>,
-        query: impl Fn(&Connection) -> rusqlite::Result<T>,
-    ) -> Option<T> {
-        self.answer_on(scope, notices, query)
-            .map(|(answer, _)| answer)
-    }
-
-    /// [`Index::answer`], also returning the connection that answered, for follow-up reads of
-    /// the same database (row keys are keys of that file).
     pub(crate) fn answer_on<T>(
         &self,
         scope: SweepScope,
         notices: &mut Vec<Notice>,
         query: impl Fn(&Connection) -> rusqlite::Result<T>,
-    ) -> Option<(T, Box<PooledConn>)> {
+    ) -> Result<(T, Box<PooledConn>), ScanReason> {
         // Item reads answer each id once; the projection holds every file, so while an id is
         // stored twice the scan (which keeps the first file) answers instead.
         let query = |conn: &Connection| match scope {
@@ -49,21 +40,24 @@ impl Index<'_> {
             SweepScope::Items | SweepScope::All => query(conn).map(Some),
         };
         if let Some((answer, conn)) = self.trust_folders(scope, &query) {
-            return answer.map(|a| (a, conn));
+            return answer.map(|a| (a, conn)).ok_or(ScanReason::DuplicateIds);
         }
         if let Some((answer, conn)) = self.speculate(scope, &query) {
-            return answer.map(|a| (a, conn));
+            return answer.map(|a| (a, conn)).ok_or(ScanReason::DuplicateIds);
         }
-        if let Path2::Index(conn) = self.prepare(scope, notices) {
-            match in_snapshot(&conn, &query) {
-                Ok(answer) => return answer.map(|a| (a, conn)),
-                Err(e) => self.failed_query(&e, notices),
-            }
+        match self.prepare(scope, notices) {
+            Route::Index(conn) => match in_snapshot(&conn, &query) {
+                Ok(answer) => answer.map(|a| (a, conn)).ok_or(ScanReason::DuplicateIds),
+                Err(e) => {
+                    self.failed_query(&e, notices);
+                    Err(ScanReason::QueryFailed)
+                }
+            },
+            Route::Scan(reason) => Err(reason),
         }
-        None
     }
 
-    /// The speculative half of [`Index::answer`]: `None` whenever the answer cannot be proven
+    /// The speculative half of [`Index::answer_on`]: `None` whenever the answer cannot be proven
     /// fresh without the checked path.
     fn speculate<T>(
         &self,
@@ -115,8 +109,9 @@ impl Index<'_> {
         let listings = self.folder_listings();
         let listings = &listings;
         let (swept, answer) = std::thread::scope(|s| {
-            let sweep =
-                s.spawn(move || crate::sweep::digest_sweep(tracker, schema, scope, Some(listings)));
+            let sweep = s.spawn(move || {
+                crate::fresh::sweep::digest_sweep(tracker, schema, scope, Some(listings))
+            });
             let answer = query(conn);
             (sweep.join(), answer)
         });
@@ -128,12 +123,12 @@ impl Index<'_> {
     /// Decides how the current read is answered: checks the projection and the freshness of
     /// the sources in `scope` (what the read depends on), repairing or rebuilding it when
     /// possible.
-    pub(crate) fn prepare(&self, scope: SweepScope, notices: &mut Vec<Notice>) -> Path2 {
+    fn prepare(&self, scope: SweepScope, notices: &mut Vec<Notice>) -> Route {
         if self.options.scan_only {
-            return Path2::Scan;
+            return Route::Scan(ScanReason::NoIndex);
         }
         let path = self.prepare_checked(scope, notices);
-        if self.options.check_once && matches!(path, Path2::Index(_)) {
+        if self.options.check_once && matches!(path, Route::Index(_)) {
             let mut confirmed = self.confirmed.lock().unwrap_or_else(|e| e.into_inner());
             *confirmed = Some(confirmed.map_or(scope, |c| c.union(scope)));
         }
@@ -142,26 +137,26 @@ impl Index<'_> {
 
     /// [`Index::prepare`] without the `check_once` bookkeeping: skips the check when an
     /// earlier one of this facade covers `scope`.
-    fn prepare_checked(&self, scope: SweepScope, notices: &mut Vec<Notice>) -> Path2 {
+    fn prepare_checked(&self, scope: SweepScope, notices: &mut Vec<Notice>) -> Route {
         let covered = *self.confirmed.lock().unwrap_or_else(|e| e.into_inner());
         let confirmed = self.options.check_once && covered.is_some_and(|c| c.covers(scope));
         if confirmed
             && let Ok(current) = self.current_checked()
             && let Some(connected) = self.connection(current, notices)
         {
-            return Path2::Index(Box::new(connected.conn));
+            return Route::Index(Box::new(connected.conn));
         }
         let current = match self.current_checked() {
             Ok(current) => current,
             Err(condition) => {
-                if !self.try_rebuild(&condition, notices) {
-                    return Path2::Scan;
+                if let Err(reason) = self.try_rebuild(&condition, notices) {
+                    return Route::Scan(reason);
                 }
                 match self.current_checked() {
                     Ok(current) => current,
                     Err(c) => {
                         notices.push(unavailable(&c));
-                        return Path2::Scan;
+                        return Route::Scan(ScanReason::Unavailable);
                     }
                 }
             }
@@ -172,7 +167,7 @@ impl Index<'_> {
             generation,
         }) = self.connection(current, notices)
         else {
-            return Path2::Scan;
+            return Route::Scan(ScanReason::Unavailable);
         };
         let folders = self.folders_before_sweep();
         let listings = self.folder_listings();
@@ -181,26 +176,26 @@ impl Index<'_> {
                 Ok(report) => report,
                 Err(e) => {
                     notices.push(Notice::new("index_check_failed", format!("{e:?}")));
-                    return Path2::Scan;
+                    return Route::Scan(ScanReason::Unavailable);
                 }
             };
         if !report.unreadable_dirs.is_empty() {
-            return Path2::Scan;
+            return Route::Scan(ScanReason::UnreadableFolder);
         }
         if report.is_fresh() && report.racy_unchanged == 0 {
             if let Some(sigs) = folders {
                 dirsig::record(&self.paths, generation, scope, sigs);
             }
-            return Path2::Index(Box::new(conn));
+            return Route::Index(Box::new(conn));
         }
         drop(conn);
-        if !self.repair(&db, scope, report, notices) {
-            return Path2::Scan;
+        if let Err(reason) = self.repair(&db, scope, report, notices) {
+            return Route::Scan(reason);
         }
         match self.current_checked() {
             Ok(current) => {
                 let Some(connected) = self.connection(current, notices) else {
-                    return Path2::Scan;
+                    return Route::Scan(ScanReason::Unavailable);
                 };
                 // The repaired (or rebuilt) projection holds the files as swept, after the
                 // folders' signatures were taken (and a generation built after the repair
@@ -208,23 +203,24 @@ impl Index<'_> {
                 if let Some(sigs) = folders {
                     dirsig::record(&self.paths, connected.generation, scope, sigs);
                 }
-                Path2::Index(Box::new(connected.conn))
+                Route::Index(Box::new(connected.conn))
             }
             Err(c) => {
                 notices.push(unavailable(&c));
-                Path2::Scan
+                Route::Scan(ScanReason::Unavailable)
             }
         }
     }
 
-    /// Brings a projection with `report`'s differences up to date; false when it cannot.
+    /// Brings a projection with `report`'s differences up to date; the error says why it
+    /// cannot.
     fn repair(
         &self,
         db: &Path,
         scope: SweepScope,
         report: Report,
         notices: &mut Vec<Notice>,
-    ) -> bool {
+    ) -> Result<(), ScanReason> {
         let wait = if report.changes.is_empty() {
             Duration::ZERO
         } else {
@@ -236,29 +232,31 @@ impl Index<'_> {
             || store::current_db(&self.paths).is_ok_and(|(current, _)| current == db);
         let lock = match WriterLock::acquire_while(&self.paths, wait, still_current) {
             Ok(Some(lock)) => lock,
-            Ok(None) if report.changes.is_empty() => return true,
+            Ok(None) if report.changes.is_empty() => return Ok(()),
             Ok(None) => {
                 // A new generation with nothing to repair answers, as `db` would have.
                 if let Some((_, report)) = self.switched_from(db, scope)
                     && report.unreadable_dirs.is_empty()
                     && report.changes.is_empty()
                 {
-                    return true;
+                    return Ok(());
                 }
                 notices.push(Notice::new(
                     "index_busy",
                     "another pm process is writing the index; answered from a scan",
                 ));
-                return false;
+                return Err(ScanReason::Busy);
             }
             Err(e) => {
                 notices.push(Notice::new("index_unavailable", e.to_string()));
-                return false;
+                return Err(ScanReason::Unavailable);
             }
         };
         let (db, report) = match self.switched_from(db, scope) {
-            Some((_, report)) if !report.unreadable_dirs.is_empty() => return false,
-            Some((_, report)) if report.is_fresh() && report.racy_unchanged == 0 => return true,
+            Some((_, report)) if !report.unreadable_dirs.is_empty() => {
+                return Err(ScanReason::UnreadableFolder);
+            }
+            Some((_, report)) if report.is_fresh() && report.racy_unchanged == 0 => return Ok(()),
             Some((db, report)) => (db, report),
             None => (db.to_path_buf(), report),
         };
@@ -272,7 +270,7 @@ impl Index<'_> {
             report.changes
         };
         if changes.is_empty() {
-            return true;
+            return Ok(());
         }
         let applied = store::open_write(&db)
             .map_err(|e| e.to_string())
@@ -281,7 +279,7 @@ impl Index<'_> {
                     .map_err(|e| e.to_string())
             });
         match applied {
-            Ok(_) => true,
+            Ok(_) => Ok(()),
             Err(e) => {
                 notices.push(Notice::new("index_apply_failed", e));
                 self.build_locked(&lock, notices)
@@ -316,40 +314,44 @@ impl Index<'_> {
         Some((connected.db, report))
     }
 
-    fn try_rebuild(&self, condition: &Condition, notices: &mut Vec<Notice>) -> bool {
+    fn try_rebuild(
+        &self,
+        condition: &Condition,
+        notices: &mut Vec<Notice>,
+    ) -> Result<(), ScanReason> {
         if matches!(condition, Condition::Unsafe { path } if *path == self.paths.runtime) {
             notices.push(unavailable(condition));
-            return false;
+            return Err(ScanReason::Unavailable);
         }
         match WriterLock::acquire(&self.paths, self.options.lock_wait) {
             Ok(Some(lock)) => {
                 // Another writer may have rebuilt while we waited.
                 if store::probe(&self.paths, &self.fingerprint).is_ok() {
-                    return true;
+                    return Ok(());
                 }
                 self.build_locked(&lock, notices)
             }
             Ok(None) => {
                 notices.push(unavailable(condition));
-                false
+                Err(ScanReason::Busy)
             }
             Err(e) => {
                 notices.push(unavailable(condition));
                 notices.push(Notice::new("index_unavailable", e.to_string()));
-                false
+                Err(ScanReason::Unavailable)
             }
         }
     }
 
-    fn build_locked(&self, lock: &WriterLock, notices: &mut Vec<Notice>) -> bool {
+    fn build_locked(&self, lock: &WriterLock, notices: &mut Vec<Notice>) -> Result<(), ScanReason> {
         match indexer::build(&self.tracker, self.schema, lock, self.options.progress) {
             Ok(_) => {
                 self.reset_pool();
-                true
+                Ok(())
             }
             Err(e) => {
                 notices.push(Notice::new("index_build_failed", e.to_string()));
-                false
+                Err(ScanReason::Unavailable)
             }
         }
     }
@@ -393,7 +395,7 @@ impl Index<'_> {
 
     /// A query failed on a projection that passed its checks: answer from a scan and retire
     /// the projection so the next read rebuilds it.
-    pub(crate) fn failed_query(&self, err: &rusqlite::Error, notices: &mut Vec<Notice>) {
+    fn failed_query(&self, err: &rusqlite::Error, notices: &mut Vec<Notice>) {
         notices.push(Notice::new(
             "index_query_failed",
             format!("{err}; answered from a scan, the index will be rebuilt"),
@@ -403,6 +405,12 @@ impl Index<'_> {
             let _ = pm_engine::atomic::remove(&self.paths.current);
         }
     }
+}
+
+/// How the current read is answered: a connection to a checked projection, or a scan and why.
+enum Route {
+    Index(Box<PooledConn>),
+    Scan(ScanReason),
 }
 
 /// Runs `query` in one read transaction: a query of several statements (search reads texts,

@@ -2,10 +2,10 @@
 //! link, content and full-text rows; source bookkeeping rows; history events. The full build and
 //! incremental applies share these statements, so both store exactly the same thing.
 
-use crate::digest::{signature, to_sql};
 use crate::events::StreamProjection;
+use crate::fresh::digest::{signature, to_sql};
+use crate::fresh::source::Sig;
 use crate::project::{ItemRecord, Projected, Projection};
-use crate::source::Sig;
 use pm_engine::scan::UnreadableFile;
 use rusqlite::{Connection, OptionalExtension, Statement, params};
 
@@ -62,18 +62,20 @@ pub fn read_source_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
             size: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
             mtime_ns: r.get(3)?,
             ctime_ns: r.get(4)?,
-            inode: crate::digest::from_sql(r.get(5)?),
+            inode: crate::fresh::digest::from_sql(r.get(5)?),
         },
         racy: r.get(6)?,
         content_hash: r
             .get::<_, Option<i64>>(7)?
-            .map_or(0, crate::digest::from_sql),
+            .map_or(0, crate::fresh::digest::from_sql),
         item_key: r.get(8)?,
         error_code: r.get(9)?,
         error_message: r.get(10)?,
         projected_len: r.get(11)?,
         entry_count: r.get(12)?,
-        prefix_hash: r.get::<_, Option<i64>>(13)?.map(crate::digest::from_sql),
+        prefix_hash: r
+            .get::<_, Option<i64>>(13)?
+            .map(crate::fresh::digest::from_sql),
     })
 }
 

@@ -3,13 +3,13 @@
 //! joined with the candidates of a list query; the scan path scores freshly parsed documents
 //! with the same function.
 
-use crate::Index;
+use crate::fresh::source::{self, SweepScope};
 use crate::read::{self, where_clause};
-use crate::source::{self, SweepScope};
+use crate::{Answer, Index};
 use pm_engine::Result;
 use pm_engine::item::canon::CanonSchema;
 use pm_engine::notice::Notice;
-use pm_engine::query::{Completeness, Query, Sort, Source};
+use pm_engine::query::{Completeness, Query, Sort};
 use pm_engine::rank::search::text::FIELD_COUNT;
 use pm_engine::rank::search::{Hit, HitKey, HitOrder, Ranking, SearchScore, SearchText, TextView};
 use pm_engine::scan;
@@ -24,12 +24,8 @@ pub struct SearchHits {
     pub hits: Vec<Hit>,
     /// The number of hits.
     pub total: usize,
-    /// Which path answered.
-    pub source: Source,
     /// Whether every item file was read.
     pub completeness: Completeness,
-    /// Unreadable files and index fallbacks.
-    pub notices: Vec<Notice>,
 }
 
 /// The number of texts in a stored blob: the id, then the fields.
@@ -203,24 +199,32 @@ impl Index<'_> {
         query: &Query,
         keep: Option<usize>,
         score: impl Fn(&TextView<'_>) -> Option<SearchScore> + Sync,
-    ) -> Result<SearchHits> {
-        let mut notices = Vec::new();
-        let answer = self.answer(SweepScope::Items, &mut notices, |conn| {
-            let mut ranking = Ranking::new(keep);
-            scored(conn, query, &score, &mut ranking)?;
-            read::completeness(conn).map(|c| (ranking, c))
-        });
-        if let Some((ranking, (completeness, mut data))) = answer {
-            data.extend(notices);
-            let (hits, total) = ranking.finish();
-            return Ok(SearchHits {
-                hits,
-                total,
-                source: Source::Index,
-                completeness,
-                notices: data,
-            });
-        }
+    ) -> Result<Answer<SearchHits>> {
+        self.index_or_scan(
+            SweepScope::Items,
+            |conn| {
+                let mut ranking = Ranking::new(keep);
+                scored(conn, query, &score, &mut ranking)?;
+                let (completeness, data) = read::completeness(conn)?;
+                let (hits, total) = ranking.finish();
+                let found = SearchHits {
+                    hits,
+                    total,
+                    completeness,
+                };
+                Ok((found, data))
+            },
+            |_| self.scanned_search(query, keep, &score),
+        )
+    }
+
+    /// The scan path of [`Index::search`]: every candidate parsed and scored, in parallel.
+    fn scanned_search(
+        &self,
+        query: &Query,
+        keep: Option<usize>,
+        score: &(impl Fn(&TextView<'_>) -> Option<SearchScore> + Sync),
+    ) -> Result<(SearchHits, Vec<Notice>)> {
         let outcome = self.scan()?;
         let candidates = outcome.select(query, &Sort::default_order());
         let (tracker, schema) = (&self.tracker, self.schema);
@@ -238,15 +242,12 @@ impl Index<'_> {
             ranking.offer(s, &HitOrder::of(summary).key());
         }
         let (hits, total) = ranking.finish();
-        let mut data = outcome.read_notices();
-        data.extend(notices);
-        Ok(SearchHits {
+        let found = SearchHits {
             hits,
             total,
-            source: Source::Scan,
             completeness: outcome.completeness(),
-            notices: data,
-        })
+        };
+        Ok((found, outcome.read_notices()))
     }
 }
 

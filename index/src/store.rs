@@ -51,7 +51,7 @@ pub struct IndexPaths {
     pub current: PathBuf,
     /// `runtime/index/writer.lock`.
     pub lock: PathBuf,
-    /// `runtime/index/listing/`: recorded folder listings (`crate::folder_listings`).
+    /// `runtime/index/listing/`: recorded folder listings (`crate::fresh::listings`).
     pub listings: PathBuf,
 }
 
@@ -464,7 +464,7 @@ impl WriterLock {
         file.seek(SeekFrom::Start(0))?;
         file.write_all(b"pm-index writer\n")?;
         let meta = file.metadata()?;
-        Ok(crate::source::Sig::of(&meta).mtime_ns)
+        Ok(crate::fresh::source::Sig::of(&meta).mtime_ns)
     }
 }
 

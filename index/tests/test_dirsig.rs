@@ -3,9 +3,10 @@
 //! renamed, and — as documented — miss a file rewritten in place.
 
 use crate::fixture::{Fixture, TestResult, assert_same_listing, ids, item, schema, seeded};
-use pm_engine::query::{Listing, Page, Query, Sort};
+use pm_engine::query::{Page, Query, Sort};
 use pm_engine::schema::RuntimeSchema;
-use pm_index::dirsig::Freshness;
+use pm_index::Freshness;
+use pm_index::{Answer, ListPage};
 use pm_index::{EventQuery, Index, IndexOptions};
 use serde_json::json;
 use std::io::Write;
@@ -21,7 +22,7 @@ fn directories<'a>(f: &Fixture, schema: &'a RuntimeSchema) -> Index<'a> {
     )
 }
 
-fn list(index: &Index<'_>) -> Result<Listing, Box<dyn std::error::Error>> {
+fn list(index: &Index<'_>) -> Result<Answer<ListPage>, Box<dyn std::error::Error>> {
     Ok(index.list(&Query::all(), &Sort::default(), &Page::all())?)
 }
 
@@ -118,8 +119,8 @@ fn an_items_only_confirmation_does_not_cover_history_reads() -> TestResult {
 
 #[test]
 fn folders_not_older_than_the_filesystem_clock_are_never_recorded() -> TestResult {
-    use pm_index::dirsig;
-    use pm_index::store::IndexPaths;
+    use pm_index::internals::dirsig;
+    use pm_index::internals::store::IndexPaths;
     let schema = schema();
     let f = seeded()?;
     let index = directories(&f, &schema);

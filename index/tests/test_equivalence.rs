@@ -493,9 +493,9 @@ fn compare(index: &Index<'_>, scan: &Index<'_>, q: &QueryGen) -> Result<(), Test
     for _ in 0..40 {
         let a = index.list(&q.query, &q.sort, &page).map_err(err)?;
         let b = scan.list(&q.query, &q.sort, &page).map_err(err)?;
-        prop_assert_eq!(a.source, Source::Index, "{:?}", a.notices);
+        prop_assert_eq!(a.source(), Source::Index, "{:?}", a.notices);
         assert_same_listing(&a, &b, &ctx);
-        match a.next {
+        match a.rows.next {
             Some(next) => page.start = PageStart::After(Box::new(next)),
             None => break,
         }
@@ -506,7 +506,7 @@ fn compare(index: &Index<'_>, scan: &Index<'_>, q: &QueryGen) -> Result<(), Test
     prop_assert_eq!(data_notices(&a.notices), data_notices(&b.notices));
     let a = index.counts(&q.query).map_err(err)?;
     let b = scan.counts(&q.query).map_err(err)?;
-    prop_assert_eq!(a.rows, b.rows, "{}", ctx);
+    prop_assert_eq!(&a.counts, &b.counts, "{}", ctx);
     // Aggregations over the index's grouped column rows (no tags, numbers from priority only)
     // equal those over one summary row per item, group order included.
     use pm_engine::read::aggregate::{AggregateSpec, GroupField, aggregate};
@@ -544,8 +544,9 @@ fn compare(index: &Index<'_>, scan: &Index<'_>, q: &QueryGen) -> Result<(), Test
             avg: avg.map(Into::into),
             include_unparented,
         };
-        let (a, source) = index.aggregate_rows(&q.query, &spec).map_err(err)?;
-        let (b, _) = scan.aggregate_rows(&q.query, &spec).map_err(err)?;
+        let found = index.aggregate_rows(&q.query, &spec).map_err(err)?;
+        let (source, a) = (found.source(), found.rows);
+        let b = scan.aggregate_rows(&q.query, &spec).map_err(err)?.rows;
         prop_assert_eq!(source, Source::Index);
         prop_assert!(a.len() <= b.len());
         prop_assert_eq!(
@@ -578,7 +579,7 @@ proptest! {
         for e in &events {
             let a = index.events(e).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let b = scan.events(e).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            prop_assert_eq!(a.source, Source::Index);
+            prop_assert_eq!(a.source(), Source::Index);
             prop_assert_eq!(&a.events, &b.events, "{:?}", e);
             prop_assert_eq!((a.has_more, &a.next), (b.has_more, &b.next));
             prop_assert_eq!(data_notices(&a.notices), data_notices(&b.notices));
@@ -624,14 +625,15 @@ fn corpus_index_equals_scan() -> Result<(), Box<dyn std::error::Error>> {
     ] {
         let a = index.list(&query, &sort, &page)?;
         let b = scan.list(&query, &sort, &page)?;
-        assert_eq!(a.source, Source::Index, "{:?}", a.notices);
+        assert_eq!(a.source(), Source::Index, "{:?}", a.notices);
         assert_same_listing(&a, &b, &format!("{query:?}"));
     }
     let check = index.check()?;
     assert!(check.consistent, "{check:?}");
     // Graph rows: columns on the index path equal the rows derived from scanned summaries.
-    let (mut graph_a, source) = index.graph_items()?;
-    let (mut graph_b, _) = scan.graph_items()?;
+    let found = index.graph_items()?;
+    let (source, mut graph_a) = (found.source(), found.rows);
+    let mut graph_b = scan.graph_items()?.rows;
     assert_eq!(source, Source::Index);
     graph_a.sort_by(|x, y| x.id.cmp(&y.id));
     graph_b.sort_by(|x, y| x.id.cmp(&y.id));

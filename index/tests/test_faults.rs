@@ -6,7 +6,7 @@
 use crate::fixture::{Fixture, TestResult, assert_same_listing, item, schema};
 use pm_engine::query::{Page, Query, Sort, Source};
 use pm_engine::schema::RuntimeSchema;
-use pm_index::store::{IndexPaths, WriterLock};
+use pm_index::internals::store::{IndexPaths, WriterLock};
 use pm_index::{Index, IndexState};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -66,12 +66,12 @@ fn read_is_correct(
         .list(&Query::all(), &Sort::default(), &Page::all())?;
     assert_same_listing(&a, &b, "fault");
     assert_eq!(crate::fixture::ids(&a), ["pm-b", "pm-a", "pm-c"]);
-    Ok(a.source)
+    Ok(a.source())
 }
 
 fn current_db(f: &Fixture) -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
     let paths = IndexPaths::of(&f.tracker);
-    let (db, _) = pm_index::store::current_db(&paths).map_err(|c| format!("{c:?}"))?;
+    let (db, _) = pm_index::internals::store::current_db(&paths).map_err(|c| format!("{c:?}"))?;
     Ok(db)
 }
 
@@ -269,7 +269,7 @@ fn a_held_writer_lock_means_scan_not_wait() -> TestResult {
         },
     );
     let a = index.list(&Query::all(), &Sort::default(), &Page::all())?;
-    assert_eq!(a.source, Source::Scan);
+    assert_eq!(a.source(), Source::Scan);
     assert!(
         a.notices.iter().any(|n| n.code == "index_unavailable"),
         "{:?}",
@@ -320,6 +320,6 @@ fn concurrent_rebuilds_serialize() -> TestResult {
 
 fn rusqlite_open(path: &Path) -> Result<rusqlite::Connection, Box<dyn std::error::Error>> {
     let conn = rusqlite::Connection::open(path)?;
-    pm_index::store::register_functions(&conn)?;
+    pm_index::internals::store::register_functions(&conn)?;
     Ok(conn)
 }

@@ -15,7 +15,7 @@ fn list_ids(
 ) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let index = f.index(schema);
     let listing = index.list(&Query::all(), &Sort::default(), &Page::all())?;
-    assert_eq!(listing.source, Source::Index, "{:?}", listing.notices);
+    assert_eq!(listing.source(), Source::Index, "{:?}", listing.notices);
     let scan = f
         .scan_index(schema)
         .list(&Query::all(), &Sort::default(), &Page::all())?;
@@ -100,7 +100,7 @@ fn history_appended_by_another_process_is_seen() -> TestResult {
     // and the appended lines are still caught by the next read that uses events.
     assert_eq!(list_ids(&f, &schema)?, ["pm-a", "pm-b", "pm-c"]);
     let page = index.events(&EventQuery::default())?;
-    assert_eq!(page.source, Source::Index);
+    assert_eq!(page.source(), Source::Index);
     let got: Vec<(String, i64, String)> = page
         .events
         .iter()
@@ -171,9 +171,10 @@ fn documents_come_from_the_index() -> TestResult {
         "tasks/pm-a.toon".to_string(),
         "tasks/missing.toon".to_string(),
     ];
-    let (docs, source) = index.documents(&paths)?;
+    let found = index.documents(&paths)?;
+    let (source, docs) = (found.source(), found.rows);
     assert_eq!(source, Source::Index);
-    let (scanned, _) = f.scan_index(&schema).documents(&paths)?;
+    let scanned = f.scan_index(&schema).documents(&paths)?.rows;
     assert_eq!(docs, scanned);
     assert!(docs[0].is_some() && docs[1].is_none());
     Ok(())
@@ -181,8 +182,8 @@ fn documents_come_from_the_index() -> TestResult {
 
 #[test]
 fn incremental_repairs_keep_the_digests_of_a_fresh_build() -> TestResult {
-    use pm_index::digest::DigestTotals;
-    use pm_index::store::{IndexPaths, current_db, open_read};
+    use pm_index::internals::digest::DigestTotals;
+    use pm_index::internals::store::{IndexPaths, current_db, open_read};
     let schema = schema();
     let f = seeded()?;
     let totals = |f: &Fixture| -> Result<DigestTotals, Box<dyn std::error::Error>> {
@@ -247,16 +248,27 @@ fn children_match_parent_case_and_spacing_like_the_scan() -> TestResult {
         ids.sort();
         (ids, found.1)
     };
-    let indexed = child_ids(f.index(&schema).children("pm-p")?);
+    let indexed = child_ids(
+        f.index(&schema)
+            .children("pm-p")
+            .map(|a| (a.rows.items, a.rows.inspected))?,
+    );
     assert_eq!(indexed, (vec!["pm-a".to_string(), "pm-b".to_string()], 4));
-    assert_eq!(child_ids(f.scan_index(&schema).children("pm-p")?), indexed);
+    assert_eq!(
+        child_ids(
+            f.scan_index(&schema)
+                .children("pm-p")
+                .map(|a| (a.rows.items, a.rows.inspected))?
+        ),
+        indexed
+    );
     Ok(())
 }
 
 #[test]
 fn pipelined_digest_sweep_equals_the_enumerated_sweep_across_batches() -> TestResult {
-    use pm_index::source::{SweepScope, sweep};
-    use pm_index::sweep::digest_sweep;
+    use pm_index::internals::source::{SweepScope, sweep};
+    use pm_index::internals::sweep::digest_sweep;
     use std::io::Write;
     let schema = schema();
     let f = Fixture::new()?;
@@ -302,9 +314,9 @@ fn pipelined_digest_sweep_equals_the_enumerated_sweep_across_batches() -> TestRe
 
 #[test]
 fn recorded_listings_give_the_listed_digest_and_see_every_change() -> TestResult {
-    use pm_index::folder_listings::FolderListings;
-    use pm_index::source::{SweepScope, sweep};
-    use pm_index::sweep::{DigestSweep, digest_sweep};
+    use pm_index::internals::folder_listings::FolderListings;
+    use pm_index::internals::source::{SweepScope, sweep};
+    use pm_index::internals::sweep::{DigestSweep, digest_sweep};
     let schema = schema();
     let f = seeded()?;
     let listed = |f: &Fixture| -> Result<DigestSweep, Box<dyn std::error::Error>> {
@@ -362,9 +374,9 @@ fn recorded_listings_give_the_listed_digest_and_see_every_change() -> TestResult
 
 #[test]
 fn history_scope_is_confirmed_by_the_history_streams_alone() -> TestResult {
-    use pm_index::freshness::check;
-    use pm_index::source::SweepScope;
-    use pm_index::store::{IndexPaths, current_db, open_read};
+    use pm_index::internals::freshness::check;
+    use pm_index::internals::source::SweepScope;
+    use pm_index::internals::store::{IndexPaths, current_db, open_read};
     let schema = schema();
     let f = seeded()?;
     list_ids(&f, &schema)?;
@@ -389,7 +401,7 @@ fn history_scope_is_confirmed_by_the_history_streams_alone() -> TestResult {
     drop(conn);
     // The events read repairs the projection and answers with the new line.
     let page = f.index(&schema).events(&EventQuery::default())?;
-    assert_eq!(page.source, Source::Index);
+    assert_eq!(page.source(), Source::Index);
     assert_eq!(page.events.len(), 2);
     Ok(())
 }

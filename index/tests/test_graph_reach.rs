@@ -99,7 +99,8 @@ fn check_deps(
     for kinds in [None, Some(["blocks", "parent"].map(str::to_owned).into())] {
         let filter = kinds.clone().map_or(KindFilter::All, KindFilter::Only);
         let walk = reach(EdgeModel::Declared, direction, filter, depth);
-        let (rows, source) = index.graph_reachable(start, &walk)?;
+        let found = index.graph_reachable(start, &walk)?;
+        let (source, rows) = (found.source(), found.rows);
         assert_eq!(source, Source::Index);
         let GraphRows::Reachable(subset) = rows else {
             return Err("expected the reachable rows".into());
@@ -155,7 +156,7 @@ fn check_graph(
             max_depth: depth,
             also: vec![target.to_owned()],
         };
-        let GraphRows::Reachable(subset) = index.graph_reachable(start, &walk)?.0 else {
+        let GraphRows::Reachable(subset) = index.graph_reachable(start, &walk)?.rows else {
             return Err("expected the reachable rows".into());
         };
         let graph = ItemGraph::build_with_kinds(&subset.items, &subset.dependency_kinds);
@@ -265,7 +266,8 @@ proptest! {
             }
             let schema = schema();
             let index = f.index(&schema);
-            let (all, source) = index.graph_items()?;
+            let found = index.graph_items()?;
+            let (source, all) = (found.source(), found.rows);
             assert_eq!(source, Source::Index);
             let full_deps = DepsIndex::build(&all);
             let full_graph = ItemGraph::build(&all);
@@ -319,9 +321,9 @@ fn kind_facts_come_from_every_item() -> TestResult {
     )?;
     let schema = schema();
     let index = f.index(&schema);
-    let (all, _) = index.graph_items()?;
+    let all = index.graph_items()?.rows;
     let walk = reach(EdgeModel::Graph, Direction::Out, KindFilter::All, 10);
-    let GraphRows::Reachable(subset) = index.graph_reachable("pm-e", &walk)?.0 else {
+    let GraphRows::Reachable(subset) = index.graph_reachable("pm-e", &walk)?.rows else {
         return Err("expected the reachable rows".into());
     };
     assert_eq!(
@@ -348,7 +350,7 @@ fn kind_facts_come_from_every_item() -> TestResult {
         after: None,
     };
     let walk = reach(EdgeModel::Declared, Direction::Both, KindFilter::All, 10);
-    let GraphRows::Reachable(declared) = index.graph_reachable("pm-c", &walk)?.0 else {
+    let GraphRows::Reachable(declared) = index.graph_reachable("pm-c", &walk)?.rows else {
         return Err("expected the reachable rows".into());
     };
     let declared = DepsIndex::build(&declared.items);

@@ -240,7 +240,8 @@ fn ranked(
 ) -> Result<Ranked, pm_engine::Error> {
     let found = index.search(q, keep, |t| spec.hit(t))?;
     let notices = data_notices(&found.notices).len();
-    Ok((found.hits, found.total, found.source, notices))
+    let source = found.source();
+    Ok((found.rows.hits, found.rows.total, source, notices))
 }
 
 proptest! {
@@ -286,10 +287,10 @@ fn stored_text_equals_extracted(
         &pm_engine::query::Sort::default(),
         &pm_engine::query::Page::all(),
     )?;
-    let fingerprint = pm_index::rows::schema_fingerprint(schema);
-    let (conn, _, _) = pm_index::store::probe(index.paths(), &fingerprint)
+    let fingerprint = pm_index::internals::rows::schema_fingerprint(schema);
+    let (conn, _, _) = pm_index::internals::store::probe(index.paths(), &fingerprint)
         .map_err(|c| format!("no index: {c:?}"))?;
-    let stored = pm_index::search::stored_texts(&conn)?;
+    let stored = pm_index::internals::search::stored_texts(&conn)?;
     let canon = CanonSchema::from_runtime(schema);
     let mut extracted = Vec::new();
     for file in f.tracker.item_files(&schema.types)?.files {

@@ -3,7 +3,7 @@
 
 use crate::fixture::{Fixture, TestResult, assert_same_listing, history_line, ids, schema, seeded};
 use pm_engine::query::{Page, Query, Sort, Source};
-use pm_index::store::{IndexPaths, current_db, open_write};
+use pm_index::internals::store::{IndexPaths, current_db, open_write};
 use std::fs::FileTimes;
 
 /// Builds the projection, then clears every racy mark, as settling does once files are older
@@ -25,10 +25,11 @@ fn a_fresh_settled_projection_answers_while_it_sweeps() -> TestResult {
     built_and_settled(&f)?;
     let index = f.index(&schema);
     let listing = index.list(&Query::all(), &Sort::default(), &Page::all())?;
-    assert_eq!(listing.source, Source::Index);
+    assert_eq!(listing.source(), Source::Index);
     assert_eq!(ids(&listing), ["pm-a", "pm-b", "pm-c"]);
-    let (counts, history) = index.stats(&Query::all())?;
-    assert_eq!(counts.rows.iter().map(|r| r.count).sum::<usize>(), 3);
+    let stats = index.stats(&Query::all())?.rows;
+    let (counts, history) = (stats.counts, stats.history);
+    assert_eq!(counts.iter().map(|r| r.count).sum::<usize>(), 3);
     assert_eq!((history.streams, history.entries), (1, 1));
     assert_eq!(
         index.speculative_answers(),
@@ -81,7 +82,7 @@ fn an_appended_history_line_discards_a_speculative_stats_answer() -> TestResult 
     let index = f.index(&schema);
     // Items alone are unchanged: an item read may answer beside its sweep.
     index.list(&Query::all(), &Sort::default(), &Page::all())?;
-    let (_, history) = index.stats(&Query::all())?;
+    let history = index.stats(&Query::all())?.rows.history;
     assert_eq!((history.streams, history.entries), (1, 2));
     assert_eq!(
         index.speculative_answers(),
@@ -98,7 +99,7 @@ fn ranking_rows_answer_while_sweeping_and_keep_their_database_for_details() -> T
     built_and_settled(&f)?;
     let index = f.index(&schema);
     let corpus = index.rank_corpus(&Query::new())?;
-    assert_eq!(corpus.source, Source::Index);
+    assert_eq!(corpus.source(), Source::Index);
     assert_eq!(index.speculative_answers(), 1);
     let rows: Vec<_> = corpus.matches.iter().map(|&i| &corpus.items[i]).collect();
     let details = index.rank_details(&corpus, &rows)?;

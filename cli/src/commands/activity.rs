@@ -208,7 +208,7 @@ pub fn cmd_activity(ctx: &Ctx, args: &ActivityArgs) -> Result<ActivityOutput> {
         },
         false,
     )?;
-    let mut events = page.events;
+    let mut events = page.rows.events;
     events.reverse();
     let summary = summary(&events, from_ms, to_ms);
     let digest = (mode == Mode::Digest).then(|| digest(&events));

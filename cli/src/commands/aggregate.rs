@@ -72,7 +72,7 @@ pub fn cmd_aggregate(ctx: &Ctx, args: &AggregateArgs) -> Result<AggregateOutput>
     let view = Filters::new(&args.filters);
     let query = view.to_query(args.status.filter(schema)?, schema, &|| ctx.clock.now_ms())?;
     let index = Index::open(&tracker, schema, index_options(ctx));
-    let (rows, _) = index.aggregate_rows(&query, &spec)?;
+    let rows = index.aggregate_rows(&query, &spec)?.rows;
     let result = aggregate(&rows, &spec);
     let groups: Vec<Value> = result
         .groups

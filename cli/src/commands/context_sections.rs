@@ -105,6 +105,7 @@ pub fn build(
     }
     let corpus = index
         .summaries(&Query::all(), &Sort::default_order())?
+        .rows
         .items;
     let scope: Vec<&ItemSummary> = query
         .filter(&corpus)

@@ -191,7 +191,7 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
     // Only the items reachable from the item, unless `--kind` names a kind the kind facts of
     // the projection cannot confirm (a dangling parent's `parent`, or no such kind: the
     // refusal lists every kind, which takes every item).
-    let (deps, every_item) = match index.graph_reachable(&id, &reach)?.0 {
+    let (deps, every_item) = match index.graph_reachable(&id, &reach)?.rows {
         GraphRows::Reachable(subset)
             if wanted
                 .as_ref()
@@ -199,7 +199,7 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
         {
             (DepsIndex::build(&subset.items), false)
         }
-        GraphRows::Reachable(_) => (DepsIndex::build(&index.graph_items()?.0), true),
+        GraphRows::Reachable(_) => (DepsIndex::build(&index.graph_items()?.rows), true),
         GraphRows::All(items) => (DepsIndex::build(&items), true),
     };
     let kinds = match wanted {

@@ -7,8 +7,7 @@ use pm_engine::Error;
 use pm_engine::clock::format_iso_ms;
 use pm_engine::schema::load;
 use pm_engine::timestamp::parse_timestamp;
-use pm_index::events::MAX_EVENT_LIMIT;
-use pm_index::{EventPosition, EventQuery, EventRow, EventSince, Index};
+use pm_index::{EventPosition, EventQuery, EventRow, EventSince, Index, MAX_EVENT_LIMIT};
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
@@ -122,7 +121,7 @@ pub fn cmd_events(ctx: &Ctx, args: &EventsArgs) -> Result<Vec<Value>> {
     );
     trailer.insert(
         "source".into(),
-        json!(match page.source {
+        json!(match page.source() {
             pm_engine::query::Source::Index => "history_event_index",
             _ => "authoritative_history",
         }),

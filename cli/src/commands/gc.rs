@@ -4,7 +4,7 @@
 
 use pm_engine::Error;
 use pm_engine::read::TrackerView;
-use pm_index::gc::{GcReport, GcScope, gc};
+use pm_index::{GcReport, GcScope, gc};
 use serde::Serialize;
 
 use crate::ctx::Ctx;

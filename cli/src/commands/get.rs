@@ -133,7 +133,7 @@ struct IndexedChildren {
     tracker: Tracker,
     schema: RuntimeSchema,
     scan_only: bool,
-    freshness: pm_index::dirsig::Freshness,
+    freshness: pm_index::Freshness,
 }
 
 impl ChildSource for IndexedChildren {
@@ -144,15 +144,17 @@ impl ChildSource for IndexedChildren {
             freshness: self.freshness,
             ..IndexOptions::default()
         };
-        let (rows, inspected) =
-            Index::open(&self.tracker, &self.schema, options).children(parent_key)?;
-        let docs = rows
+        let children = Index::open(&self.tracker, &self.schema, options)
+            .children(parent_key)?
+            .rows;
+        let docs = children
+            .items
             .into_iter()
             .map(|metadata| ItemDoc {
                 metadata,
                 body: String::new(),
             })
             .collect();
-        Ok((docs, inspected))
+        Ok((docs, children.inspected))
     }
 }

@@ -21,13 +21,13 @@ pub(crate) fn load(
     max_depth: Option<usize>,
 ) -> Result<ItemGraph> {
     Ok(match (reach(args, max_depth, target), root) {
-        (Some(reach), Some(start)) => match index.graph_reachable(start, &reach)?.0 {
+        (Some(reach), Some(start)) => match index.graph_reachable(start, &reach)?.rows {
             GraphRows::Reachable(subset) => {
                 ItemGraph::build_with_kinds(&subset.items, &subset.dependency_kinds)
             }
             GraphRows::All(items) => ItemGraph::build(&items),
         },
-        _ => ItemGraph::build(&index.graph_items()?.0),
+        _ => ItemGraph::build(&index.graph_items()?.rows),
     })
 }
 

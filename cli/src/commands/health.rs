@@ -3,11 +3,8 @@
 //! and `--strict-exit`; printed through the read-output layer.
 
 use pm_engine::read::TrackerView;
-use pm_engine::read::health::{
-    HealthCheck, HealthFinding, ListedSources, health_check, tracker_health_listed,
-};
-use pm_index::sweep::DigestSweep;
-use pm_index::{Index, IndexOptions};
+use pm_engine::read::health::{HealthCheck, HealthFinding, health_check, tracker_health_listed};
+use pm_index::{Index, IndexHealth};
 use serde_json::{Map, Value, json};
 
 use crate::ctx::Ctx;
@@ -53,13 +50,7 @@ pub struct HealthArgs {
 /// The `health` result after the read-output layer.
 pub type HealthOutput = Finished;
 
-fn index_check(
-    options: IndexOptions<'static>,
-    view: &TrackerView,
-    swept: impl FnOnce() -> Option<DigestSweep>,
-) -> (HealthCheck, Vec<HealthFinding>) {
-    let index = Index::open(view.tracker(), view.schema(), options);
-    let health = index.health_swept(swept);
+fn index_check(health: &IndexHealth) -> (HealthCheck, Vec<HealthFinding>) {
     let details = serde_json::to_value(&health).unwrap_or(Value::Null);
     let state = details["state"].as_str().unwrap_or("unknown").to_string();
     let findings = if health.ok {
@@ -95,30 +86,14 @@ fn shorten(value: &mut Value, limit: usize) {
 /// `not_in_project`; settings read failures; the read-output refusals.
 pub fn cmd_health(ctx: &Ctx, args: &HealthArgs) -> Result<HealthOutput> {
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
-    // The index check runs beside the tracker checks. It confirms the projection's freshness
-    // from the tracker checks' own listing (one stat per file, not two); without a complete
-    // listing (an unreadable folder, or the listing failed) it sweeps the files itself.
-    let options = index_options(ctx);
+    // The index check runs beside the tracker checks, from their listing of every file (see
+    // `Index::health_beside`).
     let now_ms = ctx.clock.now_ms();
-    let (listed, swept) = std::sync::mpsc::sync_channel::<Option<DigestSweep>>(1);
-    let on_listed = move |sources: &ListedSources<'_>| {
-        let _ = listed.send(DigestSweep::of_health_listing(sources));
-    };
-    let (tracker, index) = std::thread::scope(|scope| {
-        let view = &view;
-        let index = scope.spawn(move || index_check(options, view, || swept.recv().ok().flatten()));
-        let tracker = tracker_health_listed(view, now_ms, Some(&on_listed));
-        // The sender goes with the callback: a run that failed before listing unblocks the
-        // index check, which then sweeps for itself.
-        drop(on_listed);
-        (
-            tracker.map(|(checks, findings, _)| (checks, findings)),
-            index.join(),
-        )
-    });
-    let (index, index_findings) =
-        index.map_err(|_| pm_engine::Error::internal("the index check panicked"))?;
-    let (mut checks, mut findings) = tracker?;
+    let index = Index::open(view.tracker(), view.schema(), index_options(ctx));
+    let (health, tracker) =
+        index.health_beside(|on_listed| tracker_health_listed(&view, now_ms, Some(on_listed)));
+    let (index, index_findings) = index_check(&health?);
+    let (mut checks, mut findings) = tracker.map(|(checks, findings, _)| (checks, findings))?;
     checks.push(index);
     findings.extend(index_findings);
     let ok = findings.iter().all(|f| f.severity != "gate_failing");

@@ -68,14 +68,14 @@ pub fn read_page(index: &Index<'_>, read: &ListRead<'_>) -> Result<Listed> {
         Some(depth) => tree_page(index, read, depth)?,
         None => {
             let (page, start) = resolve_start(index, read)?;
-            let mut listing = index.list(read.query, read.sort, &page)?;
+            let mut listing = index.list(read.query, read.sort, &page)?.into_listing();
             let items = std::mem::take(&mut listing.items);
             (items, None, start, listing)
         }
     };
     let documents = if read.projection.needs_documents() {
         let paths: Vec<String> = items.iter().map(|i| i.path.clone()).collect();
-        index.documents(&paths)?.0
+        index.documents(&paths)?.rows
     } else {
         Vec::new()
     };
@@ -183,7 +183,7 @@ fn anchor_row(
         ..query.clone()
     };
     let listing = index.list(&probe, sort, &Page::first(1))?;
-    Ok(listing.items.into_iter().next())
+    Ok(listing.rows.items.into_iter().next())
 }
 
 /// A page's summaries, their tree positions (`--tree`), the index of its first row, and the
@@ -193,7 +193,8 @@ type PageParts = (Vec<ItemSummary>, Option<Vec<TreePosition>>, usize, Listing);
 /// `--tree`: every match in tree order, then paged in memory.
 fn tree_page(index: &Index<'_>, read: &ListRead<'_>, depth: Option<usize>) -> Result<PageParts> {
     let all = index.summaries(read.query, read.sort)?;
-    let ordered = tree_order(all.items, depth);
+    let source = all.source();
+    let ordered = tree_order(all.rows.items, depth);
     let ids: Vec<&str> = ordered.iter().map(|(s, _)| s.id.as_str()).collect();
     let total = ordered.len();
     let start = match (&read.after, &read.page.start) {
@@ -216,8 +217,8 @@ fn tree_page(index: &Index<'_>, read: &ListRead<'_>, depth: Option<usize>) -> Re
         } else {
             None
         },
-        source: all.source,
-        completeness: all.completeness,
+        source,
+        completeness: all.rows.completeness,
         notices: all.notices,
     };
     Ok((items, Some(trees), start, listing))

@@ -97,7 +97,7 @@ impl Details {
                 wanted.push(r);
             }
         }
-        let found = index.rank_details(corpus, &wanted)?;
+        let found = index.rank_details(corpus, &wanted)?.rows;
         let by_key = wanted
             .iter()
             .zip(found)

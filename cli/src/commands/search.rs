@@ -316,7 +316,7 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
         None
     };
     let found = index.search(&query, keep, |text| spec.hit(text))?;
-    let (scored, total, found_notices) = (found.hits, found.total, found.notices);
+    let (scored, total, found_notices) = (found.rows.hits, found.rows.total, found.notices);
 
     let projection = Projection::resolve(
         args.compact || resolved_intent.is_some(),
@@ -363,7 +363,7 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
         let page = paginate(&ids, args.after.as_deref(), &fingerprint, limit)?;
         let answered = &scored[page.start..page.end];
         let paths: Vec<String> = answered.iter().map(|(o, _)| o.path.clone()).collect();
-        let (docs, _) = index.documents(&paths)?;
+        let docs = index.documents(&paths)?.rows;
         let page_hits: Vec<_> = answered
             .iter()
             .zip(docs)

@@ -35,7 +35,8 @@ pub fn cmd_stats(ctx: &Ctx, args: &StatsArgs) -> Result<StatsOutput> {
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
     let index = Index::open(&tracker, schema, index_options(ctx));
-    let (counts, history) = index.stats(&Query::all())?;
+    let stats = index.stats(&Query::all())?;
+    let history = &stats.history;
     let registered: Vec<&str> = schema
         .types
         .definitions()
@@ -49,7 +50,7 @@ pub fn cmd_stats(ctx: &Ctx, args: &StatsArgs) -> Result<StatsOutput> {
         .map(|d| d.id.as_str())
         .collect();
     let mut omitted = 0usize;
-    let by_type: Vec<Value> = tally_by_type(&counts.rows, &registered)
+    let by_type: Vec<Value> = tally_by_type(&stats.counts, &registered)
         .into_iter()
         .filter(|t| {
             let keep = args.include_empty || t.total > 0;
@@ -68,14 +69,14 @@ pub fn cmd_stats(ctx: &Ctx, args: &StatsArgs) -> Result<StatsOutput> {
         })
         .collect();
     let mut by_status = Map::new();
-    for (status, n) in tally_by_status(&counts.rows, &statuses) {
+    for (status, n) in tally_by_status(&stats.counts, &statuses) {
         if args.include_empty || n > 0 {
             by_status.insert(status, json!(n));
         } else {
             omitted += 1;
         }
     }
-    let items: usize = counts.rows.iter().map(|r| r.count).sum();
+    let items: usize = stats.counts.iter().map(|r| r.count).sum();
     let result = json!({
         "totals": {
             "items": items,

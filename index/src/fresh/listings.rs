@@ -9,8 +9,8 @@
 //! rewritten in place keep the folder's signature but are still caught, since every recorded
 //! name is statted. A listing is a cache: missing, foreign or damaged ones are listed again.
 
-use crate::digest::name_hash;
-use crate::source::Sig;
+use crate::fresh::digest::name_hash;
+use crate::fresh::source::Sig;
 use std::path::{Path, PathBuf};
 
 /// First word of a listing file; a different one is ignored.
@@ -56,7 +56,7 @@ impl FolderListings {
             ClockSource::Fixed(now) => Some(now),
             ClockSource::Filesystem => {
                 self.ensure_dir().then_some(())?;
-                crate::dirsig::filesystem_now(&self.dir)
+                crate::fresh::dirsig::filesystem_now(&self.dir)
             }
         }
     }

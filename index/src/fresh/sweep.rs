@@ -3,8 +3,8 @@
 //! recorded listing still holds (`folder_listings`) are not listed again; the others are listed with
 //! their stats pipelined, and their listings recorded for the next sweep.
 
-use crate::folder_listings::{FolderListings, stat_names};
-use crate::source::{Sig, SweepScope};
+use crate::fresh::listings::{FolderListings, stat_names};
+use crate::fresh::source::{Sig, SweepScope};
 use pm_engine::notice::Notice;
 use pm_engine::read::health::ListedSources;
 use pm_engine::schema::RuntimeSchema;
@@ -59,7 +59,7 @@ impl DigestSweep {
 }
 
 /// Computes the sources digest of `scope` with the same file selection as
-/// [`crate::source::enumerate`] and the same signatures as [`crate::source::sweep`], statting
+/// [`crate::fresh::source::enumerate`] and the same signatures as [`crate::fresh::source::sweep`], statting
 /// each folder's entries in parallel relative to the folder. With `listings`, a folder whose
 /// listing is recorded and still holds is not read again, and the folders read are recorded.
 ///

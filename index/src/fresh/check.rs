@@ -5,12 +5,12 @@
 //! (changed too close to when they were indexed) are compared by content hash. A read that
 //! depends on item files only confirms freshness from the item folders alone (`SweepScope`).
 
-use crate::digest::from_sql;
-use crate::folder_listings::FolderListings;
+use crate::fresh::digest::from_sql;
+use crate::fresh::listings::FolderListings;
+use crate::fresh::source::{ALL_KEYS, ITEM_KEYS, Sig, SourceFile, Sweep, SweepScope, sweep};
+use crate::fresh::sweep::{DigestSweep, digest_sweep};
 use crate::rows::{SourceRow, read_source_row};
-use crate::source::{ALL_KEYS, ITEM_KEYS, Sig, SourceFile, Sweep, SweepScope, sweep};
 use crate::store::meta;
-use crate::sweep::{DigestSweep, digest_sweep};
 use pm_engine::notice::Notice;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;
@@ -62,7 +62,7 @@ impl Report {
 /// Compares the tracker's files of `scope` with the projection open on `conn`. When the fast
 /// path cannot confirm them, every source (both scopes) is compared, so the report lists all
 /// differences and a repair brings the whole projection up to date. `listings` spares folders
-/// unchanged since they were last listed a new listing (`crate::folder_listings`).
+/// unchanged since they were last listed a new listing (`crate::fresh::listings`).
 ///
 /// # Errors
 /// SQLite failures (the caller treats them as an unusable index) and enumeration I/O errors.
@@ -159,8 +159,8 @@ pub(crate) fn racy_in_scope(
     let mut racy = racy_rows(conn)?;
     let kind = match scope {
         SweepScope::All => return Ok(racy),
-        SweepScope::Items => crate::source::SourceKind::Item,
-        SweepScope::History => crate::source::SourceKind::History,
+        SweepScope::Items => crate::fresh::source::SourceKind::Item,
+        SweepScope::History => crate::fresh::source::SourceKind::History,
     };
     racy.retain(|_, row| row.kind == kind.as_str());
     Ok(racy)
@@ -182,7 +182,8 @@ fn fast_path(
     let candidates: Vec<(SourceFile, Sig)> = racy
         .keys()
         .filter_map(|rel| {
-            let file = crate::source_for(tracker, schema, &tracker.root().join(rel))?;
+            let file =
+                crate::fresh::source::source_for(tracker, schema, &tracker.root().join(rel))?;
             // The link's own status, as the sweeps key it.
             let meta = std::fs::symlink_metadata(&file.abs).ok()?;
             Some((file, Sig::of(&meta)))
@@ -279,7 +280,8 @@ fn verify_racy(
         .into_par_iter()
         .map(|(file, sig)| {
             let same = racy.get(&file.rel).is_some_and(|row| {
-                row.sig == sig && crate::digest::content_hash(&file.abs) == Some(row.content_hash)
+                row.sig == sig
+                    && crate::fresh::digest::content_hash(&file.abs) == Some(row.content_hash)
             });
             (file, same)
         })

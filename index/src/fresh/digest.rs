@@ -12,8 +12,8 @@
 
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
+use crate::fresh::source::{ALL_KEYS, ITEM_KEYS, SourceKind};
 use crate::rows::set_meta;
-use crate::source::{ALL_KEYS, ITEM_KEYS, SourceKind};
 use crate::store::meta;
 use rusqlite::Connection;
 
@@ -53,9 +53,9 @@ pub fn signature(bytes: &[u8], numbers: &[u64]) -> u64 {
     xxh3_64_with_seed(bytes, xxh3_64(&words[..8 * numbers.len().min(4)]))
 }
 
-/// The stored order-independent digests: the wrapping sum of [`crate::source::Sig::contribution`]
+/// The stored order-independent digests: the wrapping sum of [`crate::fresh::source::Sig::contribution`]
 /// and the count of every projected source, overall and for item files alone (the scope of
-/// reads that do not depend on history; see [`crate::source::SweepScope`]).
+/// reads that do not depend on history; see [`crate::fresh::source::SweepScope`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DigestTotals {
     /// Sum over all sources.

@@ -6,8 +6,8 @@
 //! atomic write (pm's, pm-cli's, git's checkout) — but not when a file is rewritten in place or
 //! appended to. That is what this mode can miss; it is off unless asked for.
 
-use crate::digest::name_hash;
-use crate::source::{Sig, SweepScope};
+use crate::fresh::digest::name_hash;
+use crate::fresh::source::{Sig, SweepScope};
 use crate::store::IndexPaths;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::tracker::Tracker;

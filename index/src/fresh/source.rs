@@ -2,7 +2,7 @@
 //! stat signatures, and the order-independent digest that lets a read confirm in one comparison
 //! that nothing changed since the last build or apply.
 
-use crate::digest::signature;
+use crate::fresh::digest::signature;
 use pm_engine::notice::Notice;
 use pm_engine::schema::RuntimeSchema;
 use pm_engine::summary::relative_path;
