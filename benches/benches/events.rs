@@ -28,6 +28,7 @@ fn bench_events(c: &mut Criterion) {
                 ..EventQuery::default()
             })
             .expect("events")
+            .rows
             .next
             .expect("more than 1,000 events");
         let after = EventQuery {

@@ -51,7 +51,7 @@ pub struct HealthArgs {
 pub type HealthOutput = Finished;
 
 fn index_check(health: &IndexHealth) -> (HealthCheck, Vec<HealthFinding>) {
-    let details = serde_json::to_value(&health).unwrap_or(Value::Null);
+    let details = serde_json::to_value(health).unwrap_or(Value::Null);
     let state = details["state"].as_str().unwrap_or("unknown").to_string();
     let findings = if health.ok {
         Vec::new()
