@@ -2,6 +2,7 @@
 //! `run()` is the only code that touches the process (argv, environment, stdout, exit code).
 
 pub mod args;
+pub mod clock_reads;
 pub mod commands;
 pub mod ctx;
 pub mod exit;

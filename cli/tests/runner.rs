@@ -11,6 +11,7 @@ mod test_activity;
 mod test_aggregate;
 mod test_bench;
 mod test_calibration;
+mod test_clock_reads;
 mod test_concurrency;
 mod test_context_sections;
 mod test_contracts;

@@ -16,6 +16,7 @@ use pm_engine::timestamp::parse_timestamp;
 use pm_index::{EventQuery, EventRow, EventSince, Index};
 use serde_json::{Map, Value, json};
 
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::progress::index_options;
@@ -370,7 +371,7 @@ fn sorted(values: &[String]) -> Vec<String> {
 
 /// Returns the window `[from, to)` of the flags, in epoch ms.
 fn window(ctx: &Ctx, args: &ActivityArgs) -> Result<(i64, i64)> {
-    let now = ctx.clock.now_ms();
+    let now = ReadClock::new(&ctx.clock).instant();
     let to = match args.to.as_deref() {
         Some(raw) => parse_when("--to", raw, now)?,
         None => now,

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::list_filters::{EchoStyle, Filters, SelectArgs, StatusArgs};
 use super::rank_filters::split_values;
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::progress::index_options;
@@ -70,7 +71,11 @@ pub fn cmd_aggregate(ctx: &Ctx, args: &AggregateArgs) -> Result<AggregateOutput>
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
     let view = Filters::new(&args.filters);
-    let query = view.to_query(args.status.filter(schema)?, schema, &|| ctx.clock.now_ms())?;
+    let query = view.to_query(
+        args.status.filter(schema)?,
+        schema,
+        &ReadClock::new(&ctx.clock).window_base(),
+    )?;
     let index = Index::open(&tracker, schema, index_options(ctx));
     let rows = index.aggregate_rows(&query, &spec)?.rows;
     let result = aggregate(&rows, &spec);
@@ -119,7 +124,7 @@ pub fn cmd_aggregate(ctx: &Ctx, args: &AggregateArgs) -> Result<AggregateOutput>
             "items_skipped_unparented": result.items_skipped_unparented,
         },
         "filters": filters,
-        "now": ctx.clock.now_iso(),
+        "now": ReadClock::new(&ctx.clock).stamp(),
     });
     let format = ctx.read_output.resolve_format(ctx.format, None);
     finish_read(

@@ -10,6 +10,7 @@ use pm_engine::bench_corpus::{
 };
 use serde_json::Value;
 
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::Result;
 
@@ -83,7 +84,7 @@ pub fn cmd_bench(ctx: &Ctx, args: &BenchArgs) -> Result<Value> {
     let started = Instant::now();
     let report = generate_corpus(&ctx.cwd.join(&args.out), &options)?;
     let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let manifest = manifest_json(&report, &ctx.clock.now_iso(), elapsed);
+    let manifest = manifest_json(&report, &ReadClock::new(&ctx.clock).stamp(), elapsed);
     write_manifest(&report, &manifest)?;
     Ok(manifest)
 }

@@ -19,6 +19,7 @@ use super::context_sections;
 use super::list_filters::{EchoStyle, Filters, SelectArgs};
 use super::next::{budget_or, positive_or};
 use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::progress::index_options;
@@ -134,7 +135,11 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         defaults.stale_threshold_days,
     )?;
     let view = Filters::new(&args.filters);
-    let mut query = view.to_query(StatusFilter::NonTerminal, schema, &|| ctx.clock.now_ms())?;
+    let mut query = view.to_query(
+        StatusFilter::NonTerminal,
+        schema,
+        &ReadClock::new(&ctx.clock).window_base(),
+    )?;
     // The parent scopes the read to a subtree (`Scope`) instead of filtering children.
     let parent = query.parent.take();
     let all_statuses = Query {
@@ -143,10 +148,7 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     };
     let index = Index::open(&tracker, schema, index_options(ctx));
     let corpus = index.rank_corpus(&query)?;
-    // pm reads its clock twice before `now` (list and calendar); keep the same instant.
-    ctx.clock.now_ms();
-    ctx.clock.now_ms();
-    let now_ms = ctx.clock.now_ms();
+    let now_ms = ReadClock::new(&ctx.clock).context_now();
     let now = pm_engine::clock::format_iso_ms(now_ms);
     let hierarchy = match parent {
         Some(_) => Hierarchy::new(&corpus.items),

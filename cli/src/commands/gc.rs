@@ -7,6 +7,7 @@ use pm_engine::read::TrackerView;
 use pm_index::{GcReport, GcScope, gc};
 use serde::Serialize;
 
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::Result;
 
@@ -65,7 +66,7 @@ pub fn cmd_gc(ctx: &Ctx, args: &GcArgs) -> Result<GcOutput> {
         types,
         &scopes,
         args.dry_run,
-        ctx.clock.now_ms(),
+        ReadClock::new(&ctx.clock).instant(),
     )?;
     Ok(GcOutput { ok: true, report })
 }

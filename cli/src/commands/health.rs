@@ -7,6 +7,7 @@ use pm_engine::read::health::{HealthCheck, HealthFinding, health_check, tracker_
 use pm_index::{Index, IndexHealth};
 use serde_json::{Map, Value, json};
 
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::exit;
 use crate::failure::Result;
@@ -88,7 +89,7 @@ pub fn cmd_health(ctx: &Ctx, args: &HealthArgs) -> Result<HealthOutput> {
     let view = TrackerView::open(ctx.tracker()?, &ctx.settings_env())?;
     // The index check runs beside the tracker checks, from their listing of every file (see
     // `Index::health_beside`).
-    let now_ms = ctx.clock.now_ms();
+    let now_ms = ReadClock::new(&ctx.clock).instant();
     let index = Index::open(view.tracker(), view.schema(), index_options(ctx));
     let (health, tracker) =
         index.health_beside(|on_listed| tracker_health_listed(&view, now_ms, Some(on_listed)));
@@ -147,7 +148,10 @@ pub fn cmd_health(ctx: &Ctx, args: &HealthArgs) -> Result<HealthOutput> {
             }),
         );
     }
-    result.insert("generated_at".into(), json!(ctx.clock.now_iso()));
+    result.insert(
+        "generated_at".into(),
+        json!(ReadClock::new(&ctx.clock).stamp()),
+    );
     result.insert("warning_count".into(), json!(warning_count));
     result.insert("warning_limit".into(), json!(WARNING_LIMIT));
     result.insert("warnings_truncated".into(), json!(truncated));

@@ -14,6 +14,7 @@ use super::list_filters::{ListFilterArgs, StatusScope};
 use super::list_page::{ListRead, read_page};
 use super::list_rows::{Projection, parse_fields};
 use super::row_export::{self, ExportPage, ListFormat};
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::progress::index_options;
@@ -361,7 +362,7 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
     let export = row_export::resolve(ctx, args)?;
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
-    let now = ctx.clock.now_ms();
+    let now = ReadClock::new(&ctx.clock).instant();
     let scope = args.filters.status_scope(schema)?;
     if spelled != ListSpelling::List && scope != StatusScope::Default {
         return Err(CliError::Usage {

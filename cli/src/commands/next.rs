@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::list_filters::{EchoStyle, Filters, SelectArgs};
 use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::progress::index_options;
@@ -131,7 +132,7 @@ fn rows(
 /// `invalid_argument_value` for bad limits, budgets or filters; `item_not_found` for an
 /// unknown `--parent`; `not_in_project`; the read-output refusals.
 pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
-    let now_ms = ctx.clock.now_ms();
+    let now_ms = ReadClock::new(&ctx.clock).instant();
     let resolved_intent = intent::resolve(
         Surface::Next,
         args.for_intent.as_deref(),

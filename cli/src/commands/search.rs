@@ -16,6 +16,7 @@ use super::rank_filters::split_values;
 use super::row_export;
 use super::search_echo::SearchEcho;
 use super::search_rows::{Projection, project_rows};
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, Result, UsageKind};
 use crate::progress::index_options;
@@ -274,7 +275,11 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     let view = Filters::new(&filters)
         .with_windows(&args.windows)
         .with_content(&args.content);
-    let query = view.to_query(status.filter(schema)?, schema, &|| ctx.clock.now_ms())?;
+    let query = view.to_query(
+        status.filter(schema)?,
+        schema,
+        &ReadClock::new(&ctx.clock).window_base(),
+    )?;
 
     let settings = &loaded.settings;
     let tuning = SearchTuning::from_settings(
@@ -404,7 +409,7 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     env.insert("filters".into(), Value::Object(filter_echo));
     if !compact_echo {
         env.insert("projection".into(), projection.echo());
-        env.insert("now".into(), json!(ctx.clock.now_iso()));
+        env.insert("now".into(), json!(ReadClock::new(&ctx.clock).stamp()));
     }
     if !warnings.is_empty() {
         env.insert("warnings".into(), json!(warnings));

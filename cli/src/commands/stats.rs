@@ -6,6 +6,7 @@ use pm_engine::schema::load;
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::progress::index_options;
@@ -86,7 +87,7 @@ pub fn cmd_stats(ctx: &Ctx, args: &StatsArgs) -> Result<StatsOutput> {
         "by_type": by_type,
         "by_status": by_status,
         "omitted_zero_buckets": omitted,
-        "generated_at": ctx.clock.now_iso(),
+        "generated_at": ReadClock::new(&ctx.clock).stamp(),
     });
     let format = ctx.read_output.resolve_format(ctx.format, None);
     finish_read(

@@ -5,6 +5,7 @@
 use pm_engine::read::validate::{CheckName, SUMMARY_LIMIT};
 use pm_engine::read::{TrackerView, ValidateOptions, validate};
 
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::exit;
 use crate::failure::Result;
@@ -91,7 +92,7 @@ pub fn cmd_validate(ctx: &Ctx, args: &ValidateArgs) -> Result<ValidateOutput> {
     // pm lists every affected id under --json and a 5-entry summary otherwise.
     let diagnostic_limit = (format != Format::Json).then_some(SUMMARY_LIMIT);
     // One clock read: the report's timestamp and the instant lock ttls are measured against.
-    let now_ms = ctx.clock.now_ms();
+    let now_ms = ReadClock::new(&ctx.clock).instant();
     let options = ValidateOptions {
         checks,
         stale_blockers: args.check_stale_blockers,
