@@ -117,7 +117,7 @@ pub(crate) fn execute(
     // The secret guard runs before the command, as pm's preflight does: its warnings come
     // first on stderr in every output format, and a block refuses before anything is written.
     let guarded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match matches {
-        Some(matches) => commands::guard::preflight(&ctx, &cli.command, matches),
+        Some(matches) => commands::mutate::guard::preflight(&ctx, &cli.command, matches),
         // Only `request::read` passes no matches, and it only builds reads.
         None => Ok(Vec::new()),
     }));

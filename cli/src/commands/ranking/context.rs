@@ -16,10 +16,10 @@ use serde_json::{Map, Value, json};
 
 use super::agenda::agenda;
 use super::context_sections;
-use super::list_filters::{EchoStyle, Filters, SelectArgs};
 use super::next::{budget_or, positive_or};
 use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
 use crate::clock_reads::ReadClock;
+use crate::commands::filters::list_filters::{EchoStyle, Filters, SelectArgs};
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::progress::index_options;

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::CommandOutput;
 use super::list::ListArgs;
+use crate::commands::CommandOutput;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, Result, UsageKind};
 use crate::render::{Format, rows};

@@ -7,9 +7,9 @@ use pm_engine::schema::load;
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
-use super::list_filters::{EchoStyle, Filters, SelectArgs, StatusArgs};
-use super::rank_filters::split_values;
 use crate::clock_reads::ReadClock;
+use crate::commands::filters::list_filters::{EchoStyle, Filters, SelectArgs, StatusArgs};
+use crate::commands::filters::rank_filters::split_values;
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::progress::index_options;

@@ -5,7 +5,7 @@ use pm_engine::query::Sort;
 use serde_json::{Map, Value, json};
 
 use super::list::{ListArgs, ListSpelling, sort_name};
-use super::list_filters::{EchoStyle, ListFilterArgs, StatusScope};
+use crate::commands::filters::list_filters::{EchoStyle, ListFilterArgs, StatusScope};
 
 impl ListFilterArgs {
     /// Appends the echo of the given value filters, `type` to `release` (the keys before the

@@ -3,7 +3,7 @@
 
 use pm_engine::mutate::{DependencySeed, FieldEdit, edits_from_json, split_list, update};
 
-use crate::commands::create::stdin_document;
+use crate::commands::mutate::create::stdin_document;
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::mutation::{FieldFlags, MutationOutput, ReceiptArgs, receipt_for, with_context};

@@ -5,7 +5,7 @@
 use pm_engine::read::graph::{Direction, EdgeModel, ItemGraph, KindFilter, Reach};
 use pm_index::{GraphRows, Index};
 
-use crate::commands::graph::{GraphArgs, GraphSubcommand};
+use crate::commands::relations::graph::{GraphArgs, GraphSubcommand};
 use crate::failure::Result;
 
 /// Returns the graph a `graph` read runs on: built from the items reachable from `root` when

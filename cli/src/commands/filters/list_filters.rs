@@ -10,12 +10,12 @@ use pm_engine::schema::RuntimeSchema;
 use pm_engine::{Error, Result};
 use serde_json::{Map, Value, json};
 
-pub use super::list_switches::{ContentArgs, MissingArgs};
 pub use super::rank_filters::{StatusScope, status_scope};
 use super::rank_filters::{
     assignees, assignment, item_id, item_ids, priorities, split_tags, split_values, time_bound,
     types,
 };
+pub use crate::commands::listing::list_switches::{ContentArgs, MissingArgs};
 
 /// `--status`: `list`, `search` and `aggregate`.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -277,7 +277,7 @@ impl<'a> Filters<'a> {
     /// `none`/`null`, an `--assignee-filter` other than assigned|unassigned, an unparsable
     /// time, or `--recent` combined with `--updated-after`.
     pub fn to_query(
-        &self,
+        self,
         status: StatusFilter,
         schema: &RuntimeSchema,
         now: &dyn Fn() -> EpochMs,

@@ -10,9 +10,9 @@ use pm_engine::schema::load;
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
-use super::list_filters::{EchoStyle, Filters, SelectArgs};
 use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
 use crate::clock_reads::ReadClock;
+use crate::commands::filters::list_filters::{EchoStyle, Filters, SelectArgs};
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::progress::index_options;

@@ -5,8 +5,8 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 use serde_json::json;
 
-use super::CommandOutput;
 use crate::commands::Cli;
+use crate::commands::CommandOutput;
 
 /// Print a shell completion script for pm (bash, zsh or fish)
 ///

@@ -11,7 +11,7 @@ use pm_engine::read::graph::{
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
-use crate::commands::graph_reach;
+use crate::commands::relations::graph_reach;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::progress::index_options;

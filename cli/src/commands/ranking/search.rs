@@ -10,13 +10,15 @@ use pm_engine::schema::load;
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
-use super::CommandOutput;
-use super::list_filters::{ContentArgs, Filters, SelectArgs, StatusArgs, WindowArgs};
-use super::rank_filters::split_values;
-use super::row_export;
 use super::search_echo::SearchEcho;
 use super::search_rows::{Projection, project_rows};
 use crate::clock_reads::ReadClock;
+use crate::commands::CommandOutput;
+use crate::commands::filters::list_filters::{
+    ContentArgs, Filters, SelectArgs, StatusArgs, WindowArgs,
+};
+use crate::commands::filters::rank_filters::split_values;
+use crate::commands::listing::row_export;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, Result, UsageKind};
 use crate::progress::index_options;

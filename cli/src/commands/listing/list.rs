@@ -8,13 +8,13 @@ use pm_engine::schema::{RuntimeSchema, load};
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
-use super::CommandOutput;
 use super::list_echo::{cursor_contract, echo_paging, echo_presentation, echo_status};
-use super::list_filters::{ListFilterArgs, StatusScope};
 use super::list_page::{ListRead, read_page};
 use super::list_rows::{Projection, parse_fields};
 use super::row_export::{self, ExportPage, ListFormat};
 use crate::clock_reads::ReadClock;
+use crate::commands::CommandOutput;
+use crate::commands::filters::list_filters::{ListFilterArgs, StatusScope};
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::progress::index_options;

@@ -4,8 +4,8 @@
 use pm_engine::rank::search::MatchMode;
 use serde_json::{Map, Value, json};
 
-use super::list_filters::{EchoStyle, Filters, StatusArgs};
 use super::search::SearchArgs;
+use crate::commands::filters::list_filters::{EchoStyle, Filters, StatusArgs};
 
 /// What a search was asked: its filters (after inline tokens) and its own options.
 pub(super) struct SearchEcho<'a> {
