@@ -32,6 +32,7 @@ mod item;
 mod linked_tests;
 mod list;
 mod list_echo;
+mod list_envelope;
 pub mod list_filters;
 mod list_page;
 mod list_rows;
