@@ -2,9 +2,10 @@
 //! optional completion, sum and average, over the list-style filters; rows are `groups`.
 
 use pm_engine::Error;
-use pm_engine::read::aggregate::{AggregateSpec, GroupField, NumericTotal, aggregate};
+use pm_engine::read::aggregate::{AggregateSpec, Group, GroupField, NumericTotal, aggregate};
 use pm_engine::schema::load;
 use pm_index::Index;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::clock_reads::ReadClock;
@@ -60,6 +61,73 @@ pub struct AggregateArgs {
 /// The `aggregate` result after the read-output layer.
 pub type AggregateOutput = Finished;
 
+/// The `aggregate` document before the read-output layer, in pm's key order.
+#[derive(Debug, Serialize)]
+struct AggregateResult {
+    groups: Vec<GroupRow>,
+    count: usize,
+    totals: AggregateTotals,
+    filters: AggregateFilters,
+    now: String,
+}
+
+/// One group: its key (one entry per `--group-by` field), its count and label, then the
+/// requested measures.
+#[derive(Debug, Serialize)]
+struct GroupRow {
+    group: Map<String, Value>,
+    count: usize,
+    group_label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    completion: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sum: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    avg: Option<Value>,
+}
+
+/// How many items were considered, grouped and skipped.
+#[derive(Debug, Serialize)]
+struct AggregateTotals {
+    items_considered: usize,
+    items_grouped: usize,
+    items_skipped_unparented: usize,
+}
+
+/// The `filters` echo: the aggregation spec, the status, then the selector echo.
+#[derive(Debug, Serialize)]
+struct AggregateFilters {
+    group_by: Vec<&'static str>,
+    count: bool,
+    completion: bool,
+    sum: Option<String>,
+    avg: Option<String>,
+    include_unparented: bool,
+    status: Value,
+    #[serde(flatten)]
+    selectors: Map<String, Value>,
+}
+
+/// Shapes one group of `spec`.
+fn group_row(g: &Group, spec: &AggregateSpec) -> GroupRow {
+    let group = g
+        .key
+        .iter()
+        .map(|(field, value)| {
+            let v = value.as_ref().map_or(Value::Null, |v| v.to_json());
+            (field.as_str().to_owned(), v)
+        })
+        .collect();
+    GroupRow {
+        group,
+        count: g.count,
+        group_label: g.label(),
+        completion: spec.completion.then(|| completion(g.done, g.count)),
+        sum: spec.sum.as_deref().map(|f| numeric(f, &g.sum, false)),
+        avg: spec.avg.as_deref().map(|f| numeric(f, &g.avg, true)),
+    }
+}
+
 /// Groups the tracker's items.
 ///
 /// # Errors
@@ -79,60 +147,32 @@ pub fn cmd_aggregate(ctx: &Ctx, args: &AggregateArgs) -> Result<AggregateOutput>
     let index = Index::open(&tracker, schema, index_options(ctx));
     let rows = index.aggregate_rows(&query, &spec)?.rows;
     let result = aggregate(&rows, &spec);
-    let groups: Vec<Value> = result
-        .groups
-        .iter()
-        .map(|g| {
-            let mut key = Map::new();
-            for (field, value) in &g.key {
-                let v = value.as_ref().map_or(Value::Null, |v| v.to_json());
-                key.insert(field.as_str().into(), v);
-            }
-            let mut row = Map::new();
-            row.insert("group".into(), Value::Object(key));
-            row.insert("count".into(), json!(g.count));
-            row.insert("group_label".into(), json!(g.label()));
-            if spec.completion {
-                row.insert("completion".into(), completion(g.done, g.count));
-            }
-            if let Some(field) = &spec.sum {
-                row.insert("sum".into(), numeric(field, &g.sum, false));
-            }
-            if let Some(field) = &spec.avg {
-                row.insert("avg".into(), numeric(field, &g.avg, true));
-            }
-            Value::Object(row)
-        })
-        .collect();
-    let mut filters = Map::new();
-    let group_by: Vec<&str> = spec.group_by.iter().map(|f| f.as_str()).collect();
-    filters.insert("group_by".into(), json!(group_by));
-    filters.insert("count".into(), json!(true));
-    filters.insert("completion".into(), json!(spec.completion));
-    filters.insert("sum".into(), json!(spec.sum));
-    filters.insert("avg".into(), json!(spec.avg));
-    filters.insert("include_unparented".into(), json!(spec.include_unparented));
-    let status = args.status.echo().unwrap_or(Value::Null);
-    filters.insert("status".into(), status);
-    filters.extend(view.echo_values(EchoStyle::Every));
-    let envelope = json!({
-        "groups": groups,
-        "count": result.groups.len(),
-        "totals": {
-            "items_considered": result.items_considered,
-            "items_grouped": result.items_grouped,
-            "items_skipped_unparented": result.items_skipped_unparented,
+    let filters = AggregateFilters {
+        group_by: spec.group_by.iter().map(|f| f.as_str()).collect(),
+        count: true,
+        completion: spec.completion,
+        sum: spec.sum.clone(),
+        avg: spec.avg.clone(),
+        include_unparented: spec.include_unparented,
+        status: args.status.echo().unwrap_or(Value::Null),
+        selectors: view.echo_values(EchoStyle::Every),
+    };
+    let envelope = AggregateResult {
+        groups: result.groups.iter().map(|g| group_row(g, &spec)).collect(),
+        count: result.groups.len(),
+        totals: AggregateTotals {
+            items_considered: result.items_considered,
+            items_grouped: result.items_grouped,
+            items_skipped_unparented: result.items_skipped_unparented,
         },
-        "filters": filters,
-        "now": ReadClock::new(&ctx.clock).stamp(),
-    });
+        filters,
+        now: ReadClock::new(&ctx.clock).stamp(),
+    };
+    let value = serde_json::to_value(&envelope)
+        .map_err(|e| Error::internal(format!("aggregate result: {e}")))?;
     let format = ctx.read_output.resolve_format(ctx.format, None);
-    finish_read(
-        envelope,
-        &ReadMeta::new(Surface::Aggregate, "aggregate"),
-        &ctx.read_output,
-        format,
-    )
+    let meta = ReadMeta::new(Surface::Aggregate, "aggregate");
+    finish_read(value, &meta, &ctx.read_output, format)
 }
 
 fn spec_of(args: &AggregateArgs) -> Result<AggregateSpec> {
@@ -210,4 +250,72 @@ fn numeric(field: &str, total: &NumericTotal, average: bool) -> Value {
             .map_or(Value::Null, Value::Number),
         "counted": total.counted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(value: &Value) -> Vec<String> {
+        value
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn aggregate_keys_keep_pm_order() {
+        let mut selectors = Map::new();
+        selectors.insert("type".into(), Value::Null);
+        let result = AggregateResult {
+            groups: vec![GroupRow {
+                group: Map::new(),
+                count: 2,
+                group_label: "open".into(),
+                completion: Some(completion(1, 2)),
+                sum: None,
+                avg: Some(numeric("estimated_minutes", &NumericTotal::default(), true)),
+            }],
+            count: 1,
+            totals: AggregateTotals {
+                items_considered: 2,
+                items_grouped: 2,
+                items_skipped_unparented: 0,
+            },
+            filters: AggregateFilters {
+                group_by: vec!["status"],
+                count: true,
+                completion: true,
+                sum: None,
+                avg: Some("estimated_minutes".into()),
+                include_unparented: false,
+                status: Value::Null,
+                selectors,
+            },
+            now: String::new(),
+        };
+        let value = serde_json::to_value(&result).unwrap();
+        let order = ["groups", "count", "totals", "filters", "now"];
+        assert_eq!(keys(&value), order);
+        let row = ["group", "count", "group_label", "completion", "avg"];
+        assert_eq!(keys(&value["groups"][0]), row);
+        let filters = [
+            "group_by",
+            "count",
+            "completion",
+            "sum",
+            "avg",
+            "include_unparented",
+            "status",
+            "type",
+        ];
+        assert_eq!(keys(&value["filters"]), filters);
+        let totals = [
+            "items_considered",
+            "items_grouped",
+            "items_skipped_unparented",
+        ];
+        assert_eq!(keys(&value["totals"]), totals);
+        assert_eq!(value["groups"][0]["completion"]["percent"], 50.0);
+    }
 }

@@ -6,10 +6,11 @@ use pm_engine::Error;
 use pm_engine::query::{AutoLimit, Page, PageStart, Sort, SortField, StatusFilter};
 use pm_engine::schema::{RuntimeSchema, load};
 use pm_index::Index;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::list_echo::{cursor_contract, echo_paging, echo_presentation, echo_status};
-use super::list_page::{ListRead, read_page};
+use super::list_envelope::ListEnvelope;
+use super::list_page::{ListRead, Listed, read_page};
 use super::list_rows::{Projection, parse_fields};
 use super::row_export::{self, ExportPage, ListFormat};
 use crate::clock_reads::ReadClock;
@@ -350,31 +351,19 @@ fn projection(
     })
 }
 
-/// Lists the items `args` select.
-///
-/// # Errors
-/// `invalid_argument_value` for bad filter, sort, order or paging values;
-/// `projection_options_mutually_exclusive`, `unknown_field_projection`, `invalid_query_cursor`,
-/// `list_source_incomplete` (with `--strict-read`), the read-output refusals, and
-/// `not_in_project`.
-pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<CommandOutput> {
-    let tracker = ctx.tracker()?;
-    let export = row_export::resolve(ctx, args)?;
-    let loaded = load(&tracker, &ctx.settings_env())?;
-    let schema = &loaded.schema;
-    let now = ReadClock::new(&ctx.clock).instant();
-    let scope = args.filters.status_scope(schema)?;
-    if spelled != ListSpelling::List && scope != StatusScope::Default {
-        return Err(CliError::Usage {
-            kind: UsageKind::ConflictingArguments,
-            detail: format!("pm {} cannot be combined with --status.", spelled.name()),
-            flag: Some("--status".into()),
-            value: None,
-            suggestions: Box::default(),
-            allowed: Box::default(),
-        });
+/// Resolves the spelling and status filter from the invoked spelling, `--status` and `--all`.
+fn resolve_status(
+    spelled: ListSpelling,
+    scope: &StatusScope,
+    all: bool,
+) -> Result<(ListSpelling, StatusFilter)> {
+    if spelled != ListSpelling::List && *scope != StatusScope::Default {
+        return Err(conflict(
+            format!("pm {} cannot be combined with --status.", spelled.name()),
+            "--status",
+        ));
     }
-    let (spelling, status) = match (&scope, args.all) {
+    Ok(match (scope, all) {
         (_, true) | (StatusScope::All, _) => (ListSpelling::All, StatusFilter::All),
         (StatusScope::Single(id), _) => match ListSpelling::of_status(id) {
             Some(ListSpelling::Blocked) => (ListSpelling::Blocked, StatusFilter::EdgeAwareBlocked),
@@ -390,43 +379,53 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
             Some(id) => (spelled, StatusFilter::Set(vec![id.to_owned()])),
             None => (spelled, StatusFilter::NonTerminal),
         },
-    };
-    let query = args.filters.to_query(status.clone(), schema, now)?;
-    let sort = parse_sort(args)?;
-    let limit = args
-        .limit
-        .as_deref()
-        .map(|l| parse_count("--limit", l))
-        .transpose()?;
-    let offset = args
-        .offset
-        .as_deref()
-        .map(|o| parse_count("--offset", o))
-        .transpose()?;
-    let tree_depth = args
-        .tree_depth
-        .as_deref()
-        .map(|d| parse_count("--tree-depth", d))
-        .transpose()?;
-    if args.after.is_some() && offset.is_some() {
-        return Err(CliError::Usage {
-            kind: UsageKind::ConflictingArguments,
-            detail: "--after cannot be combined with --offset.".into(),
-            flag: Some("--after".into()),
-            value: None,
-            suggestions: Box::default(),
-            allowed: Box::default(),
-        });
+    })
+}
+
+/// A `conflicting_arguments` usage refusal naming `flag`.
+fn conflict(detail: String, flag: &str) -> CliError {
+    CliError::Usage {
+        kind: UsageKind::ConflictingArguments,
+        detail,
+        flag: Some(flag.into()),
+        value: None,
+        suggestions: Box::default(),
+        allowed: Box::default(),
     }
-    let resolved_intent = intent::resolve(
-        Surface::List,
-        args.intent.as_deref(),
-        args.token_budget.as_deref(),
-        limit.map(|l| l as u64),
-    )?;
-    let triage = resolved_intent.is_some();
-    let projection = projection(ctx, args, spelling, schema, triage)?;
-    let limit = match (&resolved_intent, args.no_truncate) {
+}
+
+/// The parsed paging flags: `--limit`, `--offset`, `--tree-depth`.
+struct Window {
+    limit: Option<usize>,
+    offset: Option<usize>,
+    tree_depth: Option<usize>,
+}
+
+/// Parses the paging flags and refuses `--after` with `--offset`.
+fn parse_window(args: &ListArgs) -> Result<Window> {
+    let count =
+        |flag: &str, raw: &Option<String>| raw.as_deref().map(|v| parse_count(flag, v)).transpose();
+    let window = Window {
+        limit: count("--limit", &args.limit)?,
+        offset: count("--offset", &args.offset)?,
+        tree_depth: count("--tree-depth", &args.tree_depth)?,
+    };
+    if args.after.is_some() && window.offset.is_some() {
+        return Err(conflict(
+            "--after cannot be combined with --offset.".into(),
+            "--after",
+        ));
+    }
+    Ok(window)
+}
+
+/// The limit in force: none under `--no-truncate`, else the intent's ceiling or `--limit`.
+fn effective_limit(
+    intent: Option<&crate::read_output::ResolvedIntent>,
+    no_truncate: bool,
+    limit: Option<usize>,
+) -> Option<usize> {
+    match (intent, no_truncate) {
         (_, true) => None,
         (Some(i), false) => i
             .ceiling
@@ -434,17 +433,68 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
             .map(|c| usize::try_from(c.limit).unwrap_or(usize::MAX))
             .or(limit),
         (None, false) => limit,
-    };
+    }
+}
+
+/// The `filters` echo in pm's order: status, selectors, paging, switches, presentation.
+fn echo_filters(
+    args: &ListArgs,
+    scope: &StatusScope,
+    spelling: ListSpelling,
+    sort: &Sort,
+) -> Map<String, Value> {
     let mut filters = Map::new();
-    echo_status(&mut filters, &scope, args.all, spelling);
+    echo_status(&mut filters, scope, args.all, spelling);
     args.filters.echo_selectors(&mut filters);
     echo_paging(&mut filters, args);
     args.filters.echo_switches(&mut filters);
-    echo_presentation(&mut filters, args, &sort);
+    echo_presentation(&mut filters, args, sort);
+    filters
+}
+
+/// Refuses a partial read under `--strict-read`.
+fn check_strict(args: &ListArgs, listed: &Listed) -> Result<()> {
+    if args.strict_read && listed.unreadable() {
+        return Err(Error::SourceIncomplete {
+            unreadable_items: listed.completeness.unreadable_item_count,
+            unreadable_directories: listed.completeness.unreadable_directory_count,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// Lists the items `args` select.
+///
+/// # Errors
+/// `invalid_argument_value` for bad filter, sort, order or paging values;
+/// `projection_options_mutually_exclusive`, `unknown_field_projection`, `invalid_query_cursor`,
+/// `list_source_incomplete` (with `--strict-read`), the read-output refusals, and
+/// `not_in_project`.
+pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<CommandOutput> {
+    let tracker = ctx.tracker()?;
+    let export = row_export::resolve(ctx, args)?;
+    let loaded = load(&tracker, &ctx.settings_env())?;
+    let schema = &loaded.schema;
+    let now = ReadClock::new(&ctx.clock).instant();
+    let scope = args.filters.status_scope(schema)?;
+    let (spelling, status) = resolve_status(spelled, &scope, args.all)?;
+    let query = args.filters.to_query(status, schema, now)?;
+    let sort = parse_sort(args)?;
+    let window = parse_window(args)?;
+    let resolved_intent = intent::resolve(
+        Surface::List,
+        args.intent.as_deref(),
+        args.token_budget.as_deref(),
+        window.limit.map(|l| l as u64),
+    )?;
+    let projection = projection(ctx, args, spelling, schema, resolved_intent.is_some())?;
+    let limit = effective_limit(resolved_intent.as_ref(), args.no_truncate, window.limit);
+    let filters = echo_filters(args, &scope, spelling, &sort);
     let fingerprint = query_fingerprint("list", &cursor_contract(&filters, &sort, args));
     let page = Page {
         limit,
-        start: offset.map_or(PageStart::First, PageStart::Offset),
+        start: window.offset.map_or(PageStart::First, PageStart::Offset),
         auto_limit: (!args.no_truncate).then_some(AUTO_LIMIT),
     };
     let after = args
@@ -458,57 +508,26 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
         sort: &sort,
         page,
         after,
-        tree: args.tree.then_some(tree_depth),
+        tree: args.tree.then_some(window.tree_depth),
         projection: &projection,
         fingerprint: &fingerprint,
     };
-    let listed = read_page(&index, &read)?;
-    if args.strict_read && listed.unreadable() {
-        return Err(Error::SourceIncomplete {
-            unreadable_items: listed.completeness.unreadable_item_count,
-            unreadable_directories: listed.completeness.unreadable_directory_count,
-        }
-        .into());
-    }
+    let mut listed = read_page(&index, &read)?;
+    check_strict(args, &listed)?;
+    let now = pm_engine::clock::format_iso_ms(now);
     if let Some(export) = export {
         let page = ExportPage {
             command: spelled.name(),
             declared: projection.fields().unwrap_or_default(),
             rows: listed.rows,
-            now: pm_engine::clock::format_iso_ms(now),
+            now,
             filters,
         };
         return Ok(row_export::output(export, page));
     }
-    let compact_envelope = projection == Projection::Compact;
-    let mut env = Map::new();
-    env.insert("items".into(), Value::Array(listed.rows));
-    env.insert("count".into(), json!(listed.count));
-    env.insert("total".into(), json!(listed.total));
-    if let Some(applied) = listed.applied_limit {
-        env.insert("applied_limit".into(), json!(applied));
-    }
-    env.insert("has_more".into(), json!(listed.has_more));
-    env.insert("truncated".into(), json!(listed.has_more));
-    env.insert("next_cursor".into(), json!(listed.next_cursor));
-    env.insert("completeness".into(), json!(listed.completeness));
-    env.insert("source".into(), json!(listed.source));
-    if compact_envelope {
-        env.insert("filters".into(), Value::Object(filters));
-    } else {
-        filters.insert("runtime_filters".into(), json!({}));
-        env.insert("filters".into(), Value::Object(filters));
-    }
-    env.insert("projection".into(), projection.echo());
-    if !compact_envelope {
-        let order = if sort.descending { "desc" } else { "asc" };
-        env.insert(
-            "sorting".into(),
-            json!({"sort": sort_name(&sort), "order": order}),
-        );
-        env.insert("now".into(), json!(pm_engine::clock::format_iso_ms(now)));
-    }
-    crate::read_output::skipped::report(&mut env, &listed.notices);
+    let notices = std::mem::take(&mut listed.notices);
+    let mut env = ListEnvelope::new(listed, filters, &projection, &sort, now).into_object();
+    crate::read_output::skipped::report(&mut env, &notices);
     let meta = read_meta(args, spelling, resolved_intent);
     let local = args.format.and_then(ListFormat::envelope);
     let format = ctx.read_output.resolve_format(ctx.format, local);

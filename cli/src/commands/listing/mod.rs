@@ -4,6 +4,7 @@ pub mod aggregate;
 pub mod get;
 pub mod list;
 pub mod list_echo;
+pub mod list_envelope;
 pub mod list_page;
 pub mod list_rows;
 pub mod list_switches;

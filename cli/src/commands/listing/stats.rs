@@ -1,10 +1,11 @@
 //! `pm stats`: item totals by type and status plus history totals, from the
 //! index facade's counts (the same `(type, status)` rows `aggregate` builds on).
 
-use pm_engine::query::{Query, STATUS_COLUMNS, tally_by_status, tally_by_type};
+use pm_engine::query::{Query, StatusCount, TypeTally, tally_by_status, tally_by_type};
 use pm_engine::schema::load;
 use pm_index::Index;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
@@ -27,6 +28,57 @@ pub struct StatsArgs {
 /// The `stats` result after the read-output layer.
 pub type StatsOutput = Finished;
 
+/// The `stats` document before the read-output layer, in pm's key order.
+#[derive(Debug, Serialize)]
+struct StatsResult {
+    totals: Totals,
+    by_type: Vec<TypeRow>,
+    /// Status ids are data (the registry plus any other status that occurs).
+    by_status: Map<String, Value>,
+    omitted_zero_buckets: usize,
+    generated_at: String,
+}
+
+/// Item and history totals.
+#[derive(Debug, Serialize)]
+struct Totals {
+    items: usize,
+    history_streams: usize,
+    history_entries: usize,
+}
+
+/// One `by_type` row: the type, its total, the built-in status columns and the rest.
+#[derive(Debug, Serialize)]
+struct TypeRow {
+    #[serde(rename = "type")]
+    item_type: String,
+    total: usize,
+    open: usize,
+    in_progress: usize,
+    blocked: usize,
+    draft: usize,
+    closed: usize,
+    canceled: usize,
+    other: usize,
+}
+
+impl From<TypeTally> for TypeRow {
+    fn from(t: TypeTally) -> Self {
+        let [open, in_progress, blocked, draft, closed, canceled] = t.columns;
+        Self {
+            item_type: t.item_type,
+            total: t.total,
+            open,
+            in_progress,
+            blocked,
+            draft,
+            closed,
+            canceled,
+            other: t.other,
+        }
+    }
+}
+
 /// Counts the tracker's items and history.
 ///
 /// # Errors
@@ -37,7 +89,6 @@ pub fn cmd_stats(ctx: &Ctx, args: &StatsArgs) -> Result<StatsOutput> {
     let schema = &loaded.schema;
     let index = Index::open(&tracker, schema, index_options(ctx));
     let stats = index.stats(&Query::all())?;
-    let history = &stats.history;
     let registered: Vec<&str> = schema
         .types
         .definitions()
@@ -51,49 +102,117 @@ pub fn cmd_stats(ctx: &Ctx, args: &StatsArgs) -> Result<StatsOutput> {
         .map(|d| d.id.as_str())
         .collect();
     let mut omitted = 0usize;
-    let by_type: Vec<Value> = tally_by_type(&stats.counts, &registered)
+    let by_type = type_rows(&stats.counts, &registered, args.include_empty, &mut omitted);
+    let by_status = status_counts(&stats.counts, &statuses, args.include_empty, &mut omitted);
+    let result = StatsResult {
+        totals: Totals {
+            items: stats.counts.iter().map(|r| r.count).sum(),
+            history_streams: stats.history.streams,
+            history_entries: stats.history.entries,
+        },
+        by_type,
+        by_status,
+        omitted_zero_buckets: omitted,
+        generated_at: ReadClock::new(&ctx.clock).stamp(),
+    };
+    let value = serde_json::to_value(&result)
+        .map_err(|e| pm_engine::Error::internal(format!("stats result: {e}")))?;
+    let format = ctx.read_output.resolve_format(ctx.format, None);
+    let meta = ReadMeta::new(Surface::Stats, "stats");
+    finish_read(value, &meta, &ctx.read_output, format)
+}
+
+/// The `by_type` rows, zero rows counted into `omitted` unless `include_empty`.
+fn type_rows(
+    counts: &[StatusCount],
+    registered: &[&str],
+    include_empty: bool,
+    omitted: &mut usize,
+) -> Vec<TypeRow> {
+    tally_by_type(counts, registered)
         .into_iter()
         .filter(|t| {
-            let keep = args.include_empty || t.total > 0;
-            omitted += usize::from(!keep);
+            let keep = include_empty || t.total > 0;
+            *omitted += usize::from(!keep);
             keep
         })
-        .map(|t| {
-            let mut row = Map::new();
-            row.insert("type".into(), json!(t.item_type));
-            row.insert("total".into(), json!(t.total));
-            for (name, n) in STATUS_COLUMNS.iter().zip(t.columns) {
-                row.insert((*name).into(), json!(n));
-            }
-            row.insert("other".into(), json!(t.other));
-            Value::Object(row)
-        })
-        .collect();
+        .map(TypeRow::from)
+        .collect()
+}
+
+/// The `by_status` counts in registry order, zero counts counted into `omitted` unless
+/// `include_empty`.
+fn status_counts(
+    counts: &[StatusCount],
+    statuses: &[&str],
+    include_empty: bool,
+    omitted: &mut usize,
+) -> Map<String, Value> {
     let mut by_status = Map::new();
-    for (status, n) in tally_by_status(&stats.counts, &statuses) {
-        if args.include_empty || n > 0 {
-            by_status.insert(status, json!(n));
+    for (status, n) in tally_by_status(counts, statuses) {
+        if include_empty || n > 0 {
+            by_status.insert(status, Value::from(n));
         } else {
-            omitted += 1;
+            *omitted += 1;
         }
     }
-    let items: usize = stats.counts.iter().map(|r| r.count).sum();
-    let result = json!({
-        "totals": {
-            "items": items,
-            "history_streams": history.streams,
-            "history_entries": history.entries,
-        },
-        "by_type": by_type,
-        "by_status": by_status,
-        "omitted_zero_buckets": omitted,
-        "generated_at": ReadClock::new(&ctx.clock).stamp(),
-    });
-    let format = ctx.read_output.resolve_format(ctx.format, None);
-    finish_read(
-        result,
-        &ReadMeta::new(Surface::Stats, "stats"),
-        &ctx.read_output,
-        format,
-    )
+    by_status
+}
+
+#[cfg(test)]
+mod tests {
+    use pm_engine::query::STATUS_COLUMNS;
+
+    use super::*;
+
+    fn keys(value: &Value) -> Vec<&str> {
+        value
+            .as_object()
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn type_row_keys_follow_the_status_columns() {
+        let tally = TypeTally {
+            item_type: "task".into(),
+            total: 21,
+            columns: [1, 2, 3, 4, 5, 6],
+            other: 0,
+        };
+        let value = serde_json::to_value(TypeRow::from(tally)).unwrap();
+        let mut expected = vec!["type", "total"];
+        expected.extend(STATUS_COLUMNS);
+        expected.push("other");
+        assert_eq!(keys(&value), expected);
+        for (i, column) in STATUS_COLUMNS.iter().enumerate() {
+            assert_eq!(value[*column], i + 1, "{column}");
+        }
+    }
+
+    #[test]
+    fn stats_keys_keep_pm_order() {
+        let result = StatsResult {
+            totals: Totals {
+                items: 1,
+                history_streams: 2,
+                history_entries: 3,
+            },
+            by_type: Vec::new(),
+            by_status: Map::new(),
+            omitted_zero_buckets: 0,
+            generated_at: "2026-01-01T00:00:00.000Z".into(),
+        };
+        let value = serde_json::to_value(&result).unwrap();
+        let order = [
+            "totals",
+            "by_type",
+            "by_status",
+            "omitted_zero_buckets",
+            "generated_at",
+        ];
+        assert_eq!(keys(&value), order);
+        let totals = ["items", "history_streams", "history_entries"];
+        assert_eq!(keys(&value["totals"]), totals);
+    }
 }

@@ -5,7 +5,8 @@
 use pm_engine::read::TrackerView;
 use pm_engine::read::health::{HealthCheck, HealthFinding, health_check, tracker_health_listed};
 use pm_index::{Index, IndexHealth};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
@@ -81,6 +82,77 @@ fn shorten(value: &mut Value, limit: usize) {
     }
 }
 
+/// The `health` document before the read-output layer, in pm's key order.
+#[derive(Debug, Serialize)]
+struct HealthResult<'a> {
+    ok: bool,
+    checks: Vec<Value>,
+    warnings: Vec<&'a str>,
+    findings: &'a [HealthFinding],
+    failed_because: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    projection: Option<HealthProjection>,
+    generated_at: String,
+    warning_count: usize,
+    warning_limit: usize,
+    warnings_truncated: bool,
+}
+
+/// The `projection` echo of `--summary`/`--brief`.
+#[derive(Debug, Serialize)]
+struct HealthProjection {
+    mode: &'static str,
+    warning_count: usize,
+    warnings_truncated: bool,
+    detail_limit: usize,
+    omitted_checks: Vec<&'static str>,
+}
+
+/// The projection `args` ask for: `summary` (also the `--strict-exit` default), `brief`, or
+/// none.
+fn projection_mode(args: &HealthArgs) -> Option<&'static str> {
+    if args.summary || (args.strict_exit && !args.full && !args.brief) {
+        Some("summary")
+    } else if args.brief {
+        Some("brief")
+    } else {
+        None
+    }
+}
+
+/// The checks as printed: `summary` empties their details, `brief` shortens them.
+fn check_values(checks: &[HealthCheck], mode: Option<&str>) -> Vec<Value> {
+    let shape = |check: &HealthCheck| {
+        let mut value = serde_json::to_value(check).unwrap_or(Value::Null);
+        match mode {
+            Some("summary") => value["details"] = Value::Object(Map::new()),
+            Some(_) => shorten(&mut value["details"], BRIEF_DETAIL_LIMIT),
+            None => {}
+        }
+        value
+    };
+    checks.iter().map(shape).collect()
+}
+
+/// The projection echo for `mode`.
+fn projection_echo(
+    mode: &'static str,
+    checks: &[HealthCheck],
+    warning_count: usize,
+) -> HealthProjection {
+    let summary = mode == "summary";
+    HealthProjection {
+        mode,
+        warning_count,
+        warnings_truncated: warning_count > WARNING_LIMIT,
+        detail_limit: if summary { 0 } else { BRIEF_DETAIL_LIMIT },
+        omitted_checks: match summary {
+            true => checks.iter().map(|c| c.name).collect(),
+            false => Vec::new(),
+        },
+    }
+}
+
 /// Runs every health check.
 ///
 /// # Errors
@@ -105,59 +177,25 @@ pub fn cmd_health(ctx: &Ctx, args: &HealthArgs) -> Result<HealthOutput> {
         .take(WARNING_LIMIT)
         .collect();
     let warning_count = findings.len();
-    let truncated = warning_count > WARNING_LIMIT;
     findings.truncate(WARNING_LIMIT);
-    let warnings: Vec<&str> = findings.iter().map(|f| f.warning.as_str()).collect();
-    let mode = if args.summary || (args.strict_exit && !args.full && !args.brief) {
-        Some("summary")
-    } else if args.brief {
-        Some("brief")
-    } else {
-        None
+    let mode = projection_mode(args);
+    let result = HealthResult {
+        ok,
+        checks: check_values(&checks, mode),
+        warnings: findings.iter().map(|f| f.warning.as_str()).collect(),
+        findings: &findings,
+        failed_because,
+        projection: mode.map(|m| projection_echo(m, &checks, warning_count)),
+        generated_at: ReadClock::new(&ctx.clock).stamp(),
+        warning_count,
+        warning_limit: WARNING_LIMIT,
+        warnings_truncated: warning_count > WARNING_LIMIT,
     };
-    let mut check_values: Vec<Value> = Vec::new();
-    for check in &checks {
-        let mut value = serde_json::to_value(check).unwrap_or(Value::Null);
-        match mode {
-            Some("summary") => value["details"] = Value::Object(Map::new()),
-            Some(_) => shorten(&mut value["details"], BRIEF_DETAIL_LIMIT),
-            None => {}
-        }
-        check_values.push(value);
-    }
-    let mut result = Map::new();
-    result.insert("ok".into(), json!(ok));
-    result.insert("checks".into(), Value::Array(check_values));
-    result.insert("warnings".into(), json!(warnings));
-    result.insert("findings".into(), json!(findings));
-    result.insert("failed_because".into(), json!(failed_because));
-    if let Some(mode) = mode {
-        let omitted: Vec<&str> = if mode == "summary" {
-            checks.iter().map(|c| c.name).collect()
-        } else {
-            Vec::new()
-        };
-        result.insert(
-            "projection".into(),
-            json!({
-                "mode": mode,
-                "warning_count": warning_count,
-                "warnings_truncated": truncated,
-                "detail_limit": if mode == "summary" { 0 } else { BRIEF_DETAIL_LIMIT },
-                "omitted_checks": omitted,
-            }),
-        );
-    }
-    result.insert(
-        "generated_at".into(),
-        json!(ReadClock::new(&ctx.clock).stamp()),
-    );
-    result.insert("warning_count".into(), json!(warning_count));
-    result.insert("warning_limit".into(), json!(WARNING_LIMIT));
-    result.insert("warnings_truncated".into(), json!(truncated));
+    let value = serde_json::to_value(&result)
+        .map_err(|e| pm_engine::Error::internal(format!("health result: {e}")))?;
     let format = ctx.read_output.resolve_format(ctx.format, None);
     let meta = ReadMeta::new(Surface::Health, "health");
-    let mut finished = finish_read(Value::Object(result), &meta, &ctx.read_output, format)?;
+    let mut finished = finish_read(value, &meta, &ctx.read_output, format)?;
     if args.strict_exit && !ok && finished.exit_code == exit::SUCCESS {
         finished.exit_code = exit::FAILURE;
     }
@@ -166,7 +204,53 @@ pub fn cmd_health(ctx: &Ctx, args: &HealthArgs) -> Result<HealthOutput> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    #[test]
+    fn health_keys_keep_pm_order() {
+        let result = HealthResult {
+            ok: true,
+            checks: Vec::new(),
+            warnings: Vec::new(),
+            findings: &[],
+            failed_because: Vec::new(),
+            projection: Some(projection_echo("brief", &[], 0)),
+            generated_at: String::new(),
+            warning_count: 0,
+            warning_limit: WARNING_LIMIT,
+            warnings_truncated: false,
+        };
+        let value = serde_json::to_value(&result).unwrap();
+        let keys = |v: &Value| -> Vec<String> {
+            v.as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        let order = [
+            "ok",
+            "checks",
+            "warnings",
+            "findings",
+            "failed_because",
+            "projection",
+            "generated_at",
+            "warning_count",
+            "warning_limit",
+            "warnings_truncated",
+        ];
+        assert_eq!(keys(&value), order);
+        let projection = [
+            "mode",
+            "warning_count",
+            "warnings_truncated",
+            "detail_limit",
+            "omitted_checks",
+        ];
+        assert_eq!(keys(&value["projection"]), projection);
+        assert_eq!(value["projection"]["detail_limit"], BRIEF_DETAIL_LIMIT);
+    }
 
     #[test]
     fn brief_shortens_every_list() {
