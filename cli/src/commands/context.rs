@@ -266,15 +266,21 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     };
     let mut env = to_object(&result);
 
+    let meta = meta_of(args, spelling, resolved_intent);
+    let format = ctx.read_output.resolve_format(ctx.format, args.format);
+    crate::read_output::skipped::report(&mut env, &corpus.notices);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+}
+
+/// The read-output metadata of a context read spelled `spelling`.
+fn meta_of(args: &ContextArgs, spelling: &str, resolved: Option<ResolvedIntent>) -> ReadMeta {
     let mut meta = ReadMeta::new(Surface::Context, spelling)
         .legacy_value("--limit", args.limit.as_deref())
         .legacy_value("--depth", args.depth.as_deref())
         .legacy_value("--after", args.after.as_deref());
     meta.after = args.after.clone();
-    meta.intent = resolved_intent;
-    let format = ctx.read_output.resolve_format(ctx.format, args.format);
-    crate::read_output::skipped::report(&mut env, &corpus.notices);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+    meta.intent = resolved;
+    meta
 }
 
 /// The activity limit and stale threshold of the optional sections.

@@ -155,16 +155,8 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     let hierarchy = Hierarchy::new(&corpus.items);
     let scope = Scope::of(&corpus.items, &hierarchy, parent.as_deref())?;
     let candidates = scope.select(&corpus.items, &corpus.matches);
-    let caller = args
-        .filters
-        .assignees
-        .first()
-        .map(|a| a.trim().to_owned())
-        .filter(|a| !a.is_empty())
-        .or_else(|| ctx.author.clone())
-        .unwrap_or_else(|| loaded.settings.author_default().to_owned());
     let opts = NextOptions {
-        caller,
+        caller: caller_of(ctx, args, loaded.settings.author_default()),
         now_ms,
         token_budget: limits.token_budget,
         include_decisions: args.include_decisions,
@@ -216,6 +208,15 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     let format = ctx.read_output.resolve_format(ctx.format, args.format);
     crate::read_output::skipped::report(&mut env, &corpus.notices);
     finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+}
+
+/// Who asks: the first `--assignee`, else the author, else the settings' default author.
+fn caller_of(ctx: &Ctx, args: &NextArgs, author_default: &str) -> String {
+    (args.filters.assignees.first())
+        .map(|a| a.trim().to_owned())
+        .filter(|a| !a.is_empty())
+        .or_else(|| ctx.author.clone())
+        .unwrap_or_else(|| author_default.to_owned())
 }
 
 impl Limits {

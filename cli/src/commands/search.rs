@@ -22,6 +22,7 @@ use crate::ctx::Ctx;
 use crate::failure::{CliError, Result, UsageKind};
 use crate::progress::index_options;
 use crate::read_output::envelope::to_object;
+use crate::read_output::intent::ResolvedIntent;
 use crate::read_output::{ReadMeta, Surface, finish_read, intent, query_fingerprint};
 use crate::render::Format;
 
@@ -306,15 +307,7 @@ fn spec_of(args: &SearchArgs, parsed: Parsed, settings: &Settings) -> (SearchSpe
 /// scores; `invalid_query_cursor`; `not_in_project`; the read-output refusals.
 pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     mode_of(args)?;
-    let rows_only = args.format == Some(SearchFormat::Ndjson);
-    if rows_only {
-        let refused = [
-            (args.count, "--count"),
-            (args.for_intent.is_some(), "--for"),
-            (args.token_budget.is_some(), "--token-budget"),
-        ];
-        row_export::refuse_envelope_controls(ctx, "--format ndjson", &refused)?;
-    }
+    let rows_only = rows_only(ctx, args)?;
     let (parsed, inline) = Parsed::of(args)?;
     let resolved_intent = intent::resolve(
         Surface::Search,
@@ -339,16 +332,8 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     let index = Index::open(&tracker, schema, index_options(ctx));
     // Without a cursor the page is the first `limit` hits, and one more tells whether more
     // follow; a cursor may point anywhere, so it needs every hit in order.
-    let limit = (resolved_intent.as_ref())
-        .and_then(|i| i.ceiling.as_ref())
-        .map(|c| c.limit as usize)
-        .or(explicit_limit)
-        .unwrap_or(settings.search_max_results() as usize);
-    let keep = match (args.count, args.after.is_none()) {
-        (true, _) => Some(0),
-        (false, true) => Some(limit.saturating_add(1)),
-        (false, false) => None,
-    };
+    let limit = limit_of(resolved_intent.as_ref(), explicit_limit, settings);
+    let keep = keep_of(args, limit);
     let found = index.search(&query, keep, |text| spec.hit(text))?;
     let (scored, total, found_notices) = (found.rows.hits, found.rows.total, found.notices);
 
@@ -365,14 +350,12 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     let hits = if args.count {
         Hits::Count(CountHits::new(total))
     } else {
-        let options = echo.semantic_options();
-        let contract = json!({"query": query_text.trim(), "mode": "keyword", "options": options});
         let request = PageRequest {
             index: &index,
             spec: &spec,
             projection: &projection,
             after: args.after.as_deref(),
-            fingerprint: &query_fingerprint("search", &contract),
+            fingerprint: &fingerprint(&query_text, &echo),
             limit,
             highlight: args.highlight,
         };
@@ -385,23 +368,55 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     let result = SearchResult {
         query: query_text.trim(),
         mode: "keyword",
-        mode_source: (!compact_echo).then_some(if args.mode.is_some() {
-            "explicit"
-        } else {
-            "auto"
-        }),
+        mode_source: (!compact_echo).then_some(mode_source(args)),
         hits,
-        filters: if compact_echo {
-            echo.compact()
-        } else {
-            echo.verbose()
-        },
+        filters: echo.for_rows(compact_echo),
         projection: (!compact_echo).then(|| projection.echo()),
         now: (!compact_echo).then(|| ReadClock::new(&ctx.clock).stamp()),
         warnings: (!warnings.is_empty()).then_some(warnings),
     };
     let mut env = to_object(&result);
 
+    let meta = meta_of(args, resolved_intent, raw_query);
+    let format = format_of(ctx, args);
+    crate::read_output::skipped::report(&mut env, &found_notices);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format).map(CommandOutput::Read)
+}
+
+/// Whether the read prints rows only (`--format ndjson`), refusing envelope-only controls.
+fn rows_only(ctx: &Ctx, args: &SearchArgs) -> Result<bool> {
+    let rows_only = args.format == Some(SearchFormat::Ndjson);
+    if rows_only {
+        let refused = [
+            (args.count, "--count"),
+            (args.for_intent.is_some(), "--for"),
+            (args.token_budget.is_some(), "--token-budget"),
+        ];
+        row_export::refuse_envelope_controls(ctx, "--format ndjson", &refused)?;
+    }
+    Ok(rows_only)
+}
+
+/// How many hits the scan keeps: none for a count, one past the page without a cursor (to
+/// tell whether more follow), every hit after a cursor.
+fn keep_of(args: &SearchArgs, limit: usize) -> Option<usize> {
+    match (args.count, args.after.is_none()) {
+        (true, _) => Some(0),
+        (false, true) => Some(limit.saturating_add(1)),
+        (false, false) => None,
+    }
+}
+
+fn mode_source(args: &SearchArgs) -> &'static str {
+    if args.mode.is_some() {
+        "explicit"
+    } else {
+        "auto"
+    }
+}
+
+/// The read-output metadata of a search.
+fn meta_of(args: &SearchArgs, resolved_intent: Option<ResolvedIntent>, raw: String) -> ReadMeta {
     let mut meta = ReadMeta::new(Surface::Search, "search")
         .legacy_switch("--compact", args.compact)
         .legacy_switch("--full", args.full)
@@ -410,12 +425,35 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
         .legacy_value("--after", args.after.as_deref());
     meta.after = args.after.clone();
     meta.intent = resolved_intent;
-    meta.operand = Some(raw_query);
+    meta.operand = Some(raw);
+    meta
+}
+
+/// The envelope format: `--format` (ndjson rows are JSON), else the read-output default.
+fn format_of(ctx: &Ctx, args: &SearchArgs) -> Format {
     let local = args.format.map(|f| match f {
         SearchFormat::Toon => Format::Toon,
         SearchFormat::Json | SearchFormat::Ndjson => Format::Json,
     });
-    let format = ctx.read_output.resolve_format(ctx.format, local);
-    crate::read_output::skipped::report(&mut env, &found_notices);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, format).map(CommandOutput::Read)
+    ctx.read_output.resolve_format(ctx.format, local)
+}
+
+/// The page size: the intent's row ceiling, else `--limit`, else the settings' maximum.
+fn limit_of(
+    resolved: Option<&ResolvedIntent>,
+    explicit: Option<usize>,
+    settings: &Settings,
+) -> usize {
+    resolved
+        .and_then(|i| i.ceiling.as_ref())
+        .map(|c| c.limit as usize)
+        .or(explicit)
+        .unwrap_or(settings.search_max_results() as usize)
+}
+
+/// The cursor fingerprint of a search: its query, mode and hit-changing options.
+fn fingerprint(query_text: &str, echo: &SearchEcho<'_>) -> String {
+    let options = echo.semantic_options();
+    let contract = json!({"query": query_text.trim(), "mode": "keyword", "options": options});
+    query_fingerprint("search", &contract)
 }
