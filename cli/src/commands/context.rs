@@ -119,6 +119,19 @@ fn limits(args: &ContextArgs) -> Result<(u64, u64, Option<ResolvedIntent>)> {
     Ok((limit, token_budget, resolved_intent))
 }
 
+/// The numbers of rows printed per focus level and of agenda events.
+struct Shown {
+    high: usize,
+    low: usize,
+    agenda: usize,
+}
+
+impl From<(usize, usize, usize)> for Shown {
+    fn from((high, low, agenda): (usize, usize, usize)) -> Self {
+        Self { high, low, agenda }
+    }
+}
+
 /// The focus page of a context read: the active items answered, split by level, and the
 /// blocked fallback when nothing is active.
 struct FocusPage<'f, 'a> {
@@ -167,7 +180,7 @@ impl<'f, 'a> FocusPage<'f, 'a> {
     }
 
     /// The counts of the page.
-    fn summary(&self, focus: &Focus<'_>, schema: &RuntimeSchema, agenda: usize) -> ContextSummary {
+    fn summary(&self, focus: &Focus<'_>, schema: &RuntimeSchema, shown: Shown) -> ContextSummary {
         let open_id = schema.statuses.open_status();
         let open = (self.items.iter())
             .filter(|s| schema.statuses.resolve(&s.status).unwrap_or(&s.status) == open_id)
@@ -180,9 +193,9 @@ impl<'f, 'a> FocusPage<'f, 'a> {
             open,
             blocked: focus.blocked.len(),
             blocked_fallback_used: focus.active.is_empty(),
-            high_level: self.high.len(),
-            low_level: self.low.len(),
-            agenda_events: agenda,
+            high_level: shown.high,
+            low_level: shown.low,
+            agenda_events: shown.agenda,
         }
     }
 }
@@ -249,15 +262,16 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     });
     let section_args = section_limits.args(lim, now_ms, &all_statuses);
     let in_scope = |id: &str| scope.contains(id);
+    let (high, low) = (rows.rows(&page.high), rows.rows(&page.low));
     let result = ContextResult {
         stamp: Stamp::toon(now.clone()),
         depth: plan.depth.name(),
         sections_included: &plan.sections,
         window: Window::from_now(&now),
         filters: filters_echo(&view, args, token_budget),
-        summary: page.summary(&focus, schema, agenda.count),
-        high_level: rows.rows(&page.high),
-        low_level: rows.rows(&page.low),
+        summary: page.summary(&focus, schema, (high.len(), low.len(), agenda.count).into()),
+        high_level: high,
+        low_level: low,
         blocked_fallback: rows.rows(&page.fallback),
         agenda: agenda.value,
         paging: page.paging,
