@@ -6,6 +6,7 @@ mod amount;
 pub mod codec;
 mod continuation;
 mod cursor;
+pub mod envelope;
 mod fit;
 mod include;
 mod include_get;

@@ -4,25 +4,29 @@
 //! read-output layer.
 
 use pm_engine::query::{Query, StatusFilter};
-use pm_engine::rank::context::focus;
+use pm_engine::rank::context::{Focus, focus};
 use pm_engine::rank::critical::is_in_progress;
-use pm_engine::rank::item::{RankItem, RankRelations};
+use pm_engine::rank::item::RankItem;
 use pm_engine::rank::next::Hierarchy;
 use pm_engine::rank::relevance::{MODEL, SignalContext, derive_signals};
-use pm_engine::schema::load;
+use pm_engine::schema::{RuntimeSchema, load};
+use pm_engine::settings::ContextDefaults;
 use pm_engine::summary::ItemSummary;
 use pm_index::Index;
 use serde_json::{Map, Value, json};
 
 use super::agenda::agenda;
-use super::context_sections;
+use super::context_result::{ContextFilters, ContextResult, ContextSummary, RowBuilder, Window};
+use super::context_sections::{self, SectionArgs};
 use super::next::{budget_or, positive_or};
-use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
+use super::rank_rows::{Details, Explain, Scope, packing_json, ranking_json};
 use crate::clock_reads::ReadClock;
 use crate::commands::filters::list_filters::{EchoStyle, Filters, SelectArgs};
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::progress::index_options;
+use crate::read_output::envelope::{More, Paging, Stamp, to_object};
+use crate::read_output::intent::ResolvedIntent;
 use crate::read_output::{
     Finished, ReadMeta, Surface, finish_read, intent, paginate, query_fingerprint,
 };
@@ -92,15 +96,9 @@ pub struct ContextArgs {
     pub for_intent: Option<String>,
 }
 
-/// Runs `pm context` and the read-output layer.
-///
-/// # Errors
-/// `invalid_argument_value` for an unknown depth or section, bad limits or filters;
-/// `item_not_found` for an unknown `--parent`; `invalid_query_cursor`; `not_in_project`.
-pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Finished> {
-    let explicit_limit = args
-        .limit
-        .as_deref()
+/// The row limit and token budget of a context read, with its resolved intent.
+fn limits(args: &ContextArgs) -> Result<(u64, u64, Option<ResolvedIntent>)> {
+    let explicit_limit = (args.limit.as_deref())
         .map(|l| positive_or(Some(l), "--limit", 10))
         .transpose()?;
     let resolved_intent = intent::resolve(
@@ -109,8 +107,7 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         args.token_budget.as_deref(),
         explicit_limit,
     )?;
-    let limit = resolved_intent
-        .as_ref()
+    let limit = (resolved_intent.as_ref())
         .and_then(|i| i.ceiling.as_ref())
         .map(|c| c.limit)
         .or(explicit_limit)
@@ -119,27 +116,106 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         Some(i) => i.token_budget,
         None => budget_or(args.token_budget.as_deref(), (limit * 160).max(256))?,
     };
+    Ok((limit, token_budget, resolved_intent))
+}
+
+/// The numbers of rows printed per focus level and of agenda events.
+struct Shown {
+    high: usize,
+    low: usize,
+    agenda: usize,
+}
+
+impl From<(usize, usize, usize)> for Shown {
+    fn from((high, low, agenda): (usize, usize, usize)) -> Self {
+        Self { high, low, agenda }
+    }
+}
+
+/// The focus page of a context read: the active items answered, split by level, and the
+/// blocked fallback when nothing is active.
+struct FocusPage<'f, 'a> {
+    items: &'f [&'a RankItem],
+    high: Vec<&'a RankItem>,
+    low: Vec<&'a RankItem>,
+    fallback: Vec<&'a RankItem>,
+    paging: Paging,
+}
+
+impl<'f, 'a> FocusPage<'f, 'a> {
+    /// Pages the focus when `bounded` (else lists it whole, `limit` rows per level).
+    fn of(focus: &'f Focus<'a>, args: &ContextArgs, limit: usize, bounded: bool) -> Result<Self> {
+        let ids: Vec<&str> = focus.active.iter().map(|s| &*s.id).collect();
+        let fingerprint = query_fingerprint("context", &fingerprint_options(args));
+        let page = if bounded {
+            paginate(&ids, args.after.as_deref(), &fingerprint, limit)?
+        } else {
+            paginate(&ids, None, &fingerprint, ids.len())?
+        };
+        let items = &focus.active[page.start..page.end];
+        let cap = if bounded { items.len() } else { limit };
+        let is_high = |s: &&RankItem| HIGH_LEVEL_TYPES.contains(&&*s.item_type);
+        let level = |high: bool| -> Vec<&'a RankItem> {
+            (items.iter().copied())
+                .filter(|s| is_high(s) == high)
+                .take(cap)
+                .collect()
+        };
+        let fallback = match focus.active.is_empty() {
+            true => focus.blocked.iter().copied().take(limit).collect(),
+            false => Vec::new(),
+        };
+        let paging = Paging {
+            applied_limit: bounded.then_some(limit as u64),
+            more: More::new(page.has_more),
+            next_cursor: page.next_cursor,
+        };
+        Ok(Self {
+            items,
+            high: level(true),
+            low: level(false),
+            fallback,
+            paging,
+        })
+    }
+
+    /// The counts of the page.
+    fn summary(&self, focus: &Focus<'_>, schema: &RuntimeSchema, shown: Shown) -> ContextSummary {
+        let open_id = schema.statuses.open_status();
+        let open = (self.items.iter())
+            .filter(|s| schema.statuses.resolve(&s.status).unwrap_or(&s.status) == open_id)
+            .count();
+        ContextSummary {
+            active_items: self.items.len(),
+            in_progress: (self.items.iter())
+                .filter(|s| is_in_progress(&s.status, schema))
+                .count(),
+            open,
+            blocked: focus.blocked.len(),
+            blocked_fallback_used: focus.active.is_empty(),
+            high_level: shown.high,
+            low_level: shown.low,
+            agenda_events: shown.agenda,
+        }
+    }
+}
+
+/// Runs `pm context` and the read-output layer.
+///
+/// # Errors
+/// `invalid_argument_value` for an unknown depth or section, bad limits or filters;
+/// `item_not_found` for an unknown `--parent`; `invalid_query_cursor`; `not_in_project`.
+pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Finished> {
+    let (limit, token_budget, resolved_intent) = limits(args)?;
     let tracker = ctx.tracker()?;
     let loaded = load(&tracker, &ctx.settings_env())?;
     let schema = &loaded.schema;
     let defaults = loaded.settings.context();
     let plan = context_sections::plan(args.depth.as_deref(), &args.section, &defaults)?;
-    let activity_limit = positive_or(
-        args.activity_limit.as_deref(),
-        "--activity-limit",
-        defaults.activity_limit,
-    )?;
-    let stale_threshold = positive_or(
-        args.stale_threshold.as_deref(),
-        "--stale-threshold",
-        defaults.stale_threshold_days,
-    )?;
+    let section_limits = section_limits(args, &defaults)?;
     let view = Filters::new(&args.filters);
-    let mut query = view.to_query(
-        StatusFilter::NonTerminal,
-        schema,
-        &ReadClock::new(&ctx.clock).window_base(),
-    )?;
+    let window_base = ReadClock::new(&ctx.clock).window_base();
+    let mut query = view.to_query(StatusFilter::NonTerminal, schema, &window_base)?;
     // The parent scopes the read to a subtree (`Scope`) instead of filtering children.
     let parent = query.parent.take();
     let all_statuses = Query {
@@ -156,10 +232,7 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
     };
     let scope = Scope::of(&corpus.items, &hierarchy, parent.as_deref())?;
     let listed = scope.select(&corpus.items, &corpus.matches);
-    let author = ctx
-        .author
-        .clone()
-        .unwrap_or_else(|| loaded.settings.author_default().to_owned());
+    let author = (ctx.author.clone()).unwrap_or_else(|| loaded.settings.author_default().into());
     let signal_ctx = SignalContext {
         schema,
         now_ms,
@@ -171,161 +244,116 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
         || args.after.is_some()
         || corpus.items.len() >= SCALE_THRESHOLD
         || resolved_intent.is_some();
-    let ids: Vec<&str> = focus.active.iter().map(|s| &*s.id).collect();
-    let fingerprint = query_fingerprint("context", &fingerprint_options(args));
-    let page = if bounded {
-        paginate(&ids, args.after.as_deref(), &fingerprint, limit as usize)?
-    } else {
-        paginate(&ids, None, &fingerprint, ids.len())?
-    };
-    let page_items = &focus.active[page.start..page.end];
-    let cap = if bounded {
-        page_items.len()
-    } else {
-        limit as usize
-    };
-    let is_high = |s: &&RankItem| HIGH_LEVEL_TYPES.contains(&&*s.item_type);
-    let high_items: Vec<&RankItem> = page_items
-        .iter()
-        .copied()
-        .filter(is_high)
-        .take(cap)
-        .collect();
-    let low_items: Vec<&RankItem> = (page_items.iter().copied())
-        .filter(|s| !is_high(s))
-        .take(cap)
-        .collect();
-    let fallback_used = focus.active.is_empty();
-    let fallback_items: Vec<&RankItem> = if fallback_used {
-        focus.blocked.iter().copied().take(limit as usize).collect()
-    } else {
-        Vec::new()
-    };
-    let agenda_items = agenda_rows(&corpus.items, &scope, now_ms, limit as usize);
-    let shown: Vec<&RankItem> = (high_items.iter().chain(&low_items))
-        .chain(&fallback_items)
+    let lim = limit as usize;
+    let page = FocusPage::of(&focus, args, lim, bounded)?;
+    let agenda_items = agenda_rows(&corpus.items, &scope, now_ms, lim);
+    let shown: Vec<&RankItem> = (page.high.iter().chain(&page.low))
+        .chain(&page.fallback)
         .chain(&agenda_items)
         .copied()
         .collect();
     let details = Details::fetch(&index, &corpus, &shown)?;
-    let relations = RankRelations::new(&corpus.items);
-    let wanted: std::collections::BTreeSet<&str> =
-        shown.iter().flat_map(|s| relations.blockers(s)).collect();
-    let resolved = relations.resolve(&wanted);
-    let no_rollup = Hierarchy::default();
-    let row = |s: &&RankItem| {
-        let mut r = focus_row(details.get(s)?, &no_rollup, schema);
-        let open: Vec<&str> = relations
-            .blockers(s)
-            .into_iter()
-            .filter(|b| !resolved.is_terminal_id(b))
-            .collect();
-        if !open.is_empty() {
-            r.insert("blocked".into(), json!(true));
-            r.insert("blocker_ids".into(), json!(open));
-        }
-        Some(Value::Object(r))
-    };
-    let high: Vec<Value> = high_items.iter().filter_map(row).collect();
-    let low: Vec<Value> = low_items.iter().filter_map(row).collect();
-    let fallback: Vec<Value> = fallback_items.iter().filter_map(row).collect();
-    let agenda_corpus: Vec<ItemSummary> = agenda_items
-        .iter()
+    let rows = RowBuilder::new(&corpus.items, &shown, &details, schema);
+    let agenda_corpus: Vec<ItemSummary> = (agenda_items.iter())
         .filter_map(|s| details.get(s).cloned())
         .collect();
-    let agenda = agenda(
-        &agenda_corpus,
-        now_ms,
-        limit as usize,
-        &|s: &ItemSummary| scope.contains(&s.id),
-    );
-    let in_progress = page_items
-        .iter()
-        .filter(|s| is_in_progress(&s.status, schema))
-        .count();
-    let open_id = schema.statuses.open_status();
-    let open = page_items
-        .iter()
-        .filter(|s| schema.statuses.resolve(&s.status).unwrap_or(&s.status) == open_id)
-        .count();
-
-    let mut env = Map::new();
-    env.insert("output_default".into(), json!("toon"));
-    env.insert("now".into(), json!(now));
-    env.insert("depth".into(), json!(plan.depth.name()));
-    env.insert("sections_included".into(), json!(plan.sections));
-    env.insert(
-        "window".into(),
-        json!({"anchor": now, "start": now, "end": null, "past": false, "from": null, "to": null}),
-    );
-    let mut filters = view.echo_values(EchoStyle::Every);
-    // pm's context prints `limit` between the selectors and `parent`.
-    let at = (filters.keys().position(|k| k == "parent")).unwrap_or(filters.len());
-    let limit_echo = args.limit.as_deref().map_or(Value::Null, |l| json!(l));
-    filters.shift_insert(at, "limit".into(), limit_echo);
-    filters.insert("token_budget".into(), json!(token_budget));
-    filters.insert("runtime_filters".into(), json!({}));
-    env.insert("filters".into(), Value::Object(filters));
-    env.insert(
-        "summary".into(),
-        json!({
-            "active_items": page_items.len(),
-            "in_progress": in_progress,
-            "open": open,
-            "blocked": focus.blocked.len(),
-            "blocked_fallback_used": fallback_used,
-            "high_level": high.len(),
-            "low_level": low.len(),
-            "agenda_events": agenda.count,
-        }),
-    );
-    env.insert("high_level".into(), Value::Array(high));
-    env.insert("low_level".into(), Value::Array(low));
-    env.insert("blocked_fallback".into(), Value::Array(fallback));
-    env.insert("agenda".into(), agenda.value);
-    if bounded {
-        env.insert("applied_limit".into(), json!(limit));
-    }
-    if page.has_more {
-        env.insert("has_more".into(), json!(true));
-        env.insert("truncated".into(), json!(true));
-    }
-    if let Some(next) = page.next_cursor {
-        env.insert("next_cursor".into(), json!(next));
-    }
-    let section_args = context_sections::SectionArgs {
-        limit: limit as usize,
-        activity_limit: activity_limit as usize,
-        stale_threshold_days: stale_threshold,
-        now_ms,
-        all_statuses: &all_statuses,
+    let agenda = agenda(&agenda_corpus, now_ms, lim, &|s: &ItemSummary| {
+        scope.contains(&s.id)
+    });
+    let section_args = section_limits.args(lim, now_ms, &all_statuses);
+    let in_scope = |id: &str| scope.contains(id);
+    let (high, low) = (rows.rows(&page.high), rows.rows(&page.low));
+    let result = ContextResult {
+        stamp: Stamp::toon(now.clone()),
+        depth: plan.depth.name(),
+        sections_included: &plan.sections,
+        window: Window::from_now(&now),
+        filters: filters_echo(&view, args, token_budget),
+        summary: page.summary(&focus, schema, (high.len(), low.len(), agenda.count).into()),
+        high_level: high,
+        low_level: low,
+        blocked_fallback: rows.rows(&page.fallback),
+        agenda: agenda.value,
+        paging: page.paging,
+        sections: context_sections::build(&plan, &index, &query, &in_scope, &section_args)?,
+        explain: args.explain_ranking.then(|| explain(&focus, &signal_ctx)),
     };
-    env.extend(context_sections::build(
-        &plan,
-        &index,
-        &query,
-        &|id| scope.contains(id),
-        &section_args,
-    )?);
-    if args.explain_ranking {
-        let baseline: Vec<&str> = focus.baseline.iter().map(|s| &*s.id).collect();
-        let signals = derive_signals(&focus.baseline, &signal_ctx);
-        env.insert(
-            "ranking".into(),
-            ranking_json(&focus.ranking, MODEL, &baseline, &signals),
-        );
-        env.insert("packing".into(), packing_json(&focus.packing));
-    }
+    let mut env = to_object(&result);
 
+    let meta = meta_of(args, spelling, resolved_intent);
+    let format = ctx.read_output.resolve_format(ctx.format, args.format);
+    crate::read_output::skipped::report(&mut env, &corpus.notices);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+}
+
+/// The read-output metadata of a context read spelled `spelling`.
+fn meta_of(args: &ContextArgs, spelling: &str, resolved: Option<ResolvedIntent>) -> ReadMeta {
     let mut meta = ReadMeta::new(Surface::Context, spelling)
         .legacy_value("--limit", args.limit.as_deref())
         .legacy_value("--depth", args.depth.as_deref())
         .legacy_value("--after", args.after.as_deref());
     meta.after = args.after.clone();
-    meta.intent = resolved_intent;
-    let format = ctx.read_output.resolve_format(ctx.format, args.format);
-    crate::read_output::skipped::report(&mut env, &corpus.notices);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+    meta.intent = resolved;
+    meta
+}
+
+/// The activity limit and stale threshold of the optional sections.
+struct SectionLimits {
+    activity_limit: u64,
+    stale_threshold: u64,
+}
+
+fn section_limits(args: &ContextArgs, defaults: &ContextDefaults) -> Result<SectionLimits> {
+    let activity_limit = positive_or(
+        args.activity_limit.as_deref(),
+        "--activity-limit",
+        defaults.activity_limit,
+    )?;
+    let stale_threshold = positive_or(
+        args.stale_threshold.as_deref(),
+        "--stale-threshold",
+        defaults.stale_threshold_days,
+    )?;
+    Ok(SectionLimits {
+        activity_limit,
+        stale_threshold,
+    })
+}
+
+impl SectionLimits {
+    fn args<'q>(&self, limit: usize, now_ms: i64, all: &'q Query) -> SectionArgs<'q> {
+        SectionArgs {
+            limit,
+            activity_limit: self.activity_limit as usize,
+            stale_threshold_days: self.stale_threshold,
+            now_ms,
+            all_statuses: all,
+        }
+    }
+}
+
+/// The filter echo: the selectors with `limit` between them and `parent`, then the budget.
+fn filters_echo(view: &Filters<'_>, args: &ContextArgs, token_budget: u64) -> ContextFilters {
+    let mut selectors = view.echo_values(EchoStyle::Every);
+    // pm's context prints `limit` between the selectors and `parent`.
+    let at = (selectors.keys().position(|k| k == "parent")).unwrap_or(selectors.len());
+    let limit_echo = args.limit.as_deref().map_or(Value::Null, |l| json!(l));
+    selectors.shift_insert(at, "limit".into(), limit_echo);
+    ContextFilters {
+        selectors,
+        token_budget,
+        runtime_filters: Map::new(),
+    }
+}
+
+/// The relevance ranking and packing of the focus.
+fn explain(focus: &Focus<'_>, signal_ctx: &SignalContext<'_>) -> Explain {
+    let baseline: Vec<&str> = focus.baseline.iter().map(|s| &*s.id).collect();
+    let signals = derive_signals(&focus.baseline, signal_ctx);
+    Explain {
+        ranking: ranking_json(&focus.ranking, MODEL, &baseline, &signals),
+        packing: packing_json(&focus.packing),
+    }
 }
 
 /// Returns the rows that can give one of the first `limit` agenda events, in corpus order:

@@ -2,9 +2,12 @@
 
 pub mod agenda;
 pub mod context;
+pub mod context_result;
 pub mod context_sections;
 pub mod next;
+pub mod next_result;
 pub mod rank_rows;
 pub mod search;
 pub mod search_echo;
+pub mod search_result;
 pub mod search_rows;

@@ -4,18 +4,22 @@
 use pm_engine::Error;
 use pm_engine::query::StatusFilter;
 use pm_engine::rank::item::RankItem;
-use pm_engine::rank::next::{Actionable, Hierarchy, NextOptions, compute, reasons};
+use pm_engine::rank::next::{Hierarchy, NextOptions, NextReport, compute, reasons};
 use pm_engine::rank::relevance::{MODEL, SignalContext, derive_signals};
-use pm_engine::schema::load;
+use pm_engine::schema::{RuntimeSchema, load};
 use pm_index::Index;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::rank_rows::{Details, Scope, focus_row, packing_json, ranking_json};
+use super::next_result::{
+    Held, NextFilters, NextResult, NextSummary, Recommended, Truncation, rows, suggestions,
+};
+use super::rank_rows::{Details, Explain, Scope, packing_json, ranking_json};
 use crate::clock_reads::ReadClock;
 use crate::commands::filters::list_filters::{EchoStyle, Filters, SelectArgs};
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::progress::index_options;
+use crate::read_output::envelope::{Stamp, to_object};
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read, intent};
 use crate::render::Format;
 
@@ -99,31 +103,29 @@ pub fn budget_or(raw: Option<&str>, fallback: u64) -> Result<u64> {
         })?)
 }
 
-/// Returns the rows of `list` (ranks from 1), for the first `n` entries.
-fn rows(
-    list: &[Actionable<'_>],
-    n: usize,
-    details: &Details,
-    hierarchy: &Hierarchy<'_>,
-    schema: &pm_engine::schema::RuntimeSchema,
-) -> Vec<Map<String, Value>> {
-    list.iter()
-        .take(n)
-        .enumerate()
-        .filter_map(|(i, e)| {
-            let mut row = focus_row(details.get(e.item)?, hierarchy, schema);
-            row.insert("open_blocker_count".into(), json!(e.open_blockers.len()));
-            let blockers: Vec<Value> = e
-                .open_blockers
-                .iter()
-                .map(|b| json!({"id": b.id, "title": b.title, "status": b.status}))
-                .collect();
-            row.insert("blockers".into(), Value::Array(blockers));
-            row.insert("unblocks".into(), json!(e.unblocks));
-            row.insert("rank".into(), json!(i + 1));
-            Some(row)
+/// The limits and budget of one `pm next` read.
+struct Limits {
+    limit: u64,
+    blocked_limit: u64,
+    token_budget: u64,
+    ready_only: bool,
+}
+
+impl Limits {
+    fn of(args: &NextArgs, resolved_intent: Option<&intent::ResolvedIntent>) -> Result<Self> {
+        let limit = positive_or(args.limit.as_deref(), "--limit", 5)?;
+        let blocked_limit = positive_or(args.blocked_limit.as_deref(), "--blocked-limit", limit)?;
+        let token_budget = match resolved_intent {
+            Some(i) => i.token_budget,
+            None => budget_or(args.token_budget.as_deref(), (limit * 128).max(192))?,
+        };
+        Ok(Self {
+            limit,
+            blocked_limit,
+            token_budget,
+            ready_only: args.ready_only || resolved_intent.is_some(),
         })
-        .collect()
+    }
 }
 
 /// Runs `pm next` and the read-output layer.
@@ -139,14 +141,7 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
         args.token_budget.as_deref(),
         None,
     )?;
-    let limit = positive_or(args.limit.as_deref(), "--limit", 5)?;
-    let blocked_limit = positive_or(args.blocked_limit.as_deref(), "--blocked-limit", limit)?;
-    let execute = resolved_intent.is_some();
-    let token_budget = match &resolved_intent {
-        Some(i) => i.token_budget,
-        None => budget_or(args.token_budget.as_deref(), (limit * 128).max(192))?,
-    };
-    let ready_only = args.ready_only || execute;
+    let limits = Limits::of(args, resolved_intent.as_ref())?;
 
     let tracker = ctx.tracker()?;
     let loaded = load(&tracker, &ctx.settings_env())?;
@@ -160,27 +155,19 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     let hierarchy = Hierarchy::new(&corpus.items);
     let scope = Scope::of(&corpus.items, &hierarchy, parent.as_deref())?;
     let candidates = scope.select(&corpus.items, &corpus.matches);
-    let caller = args
-        .filters
-        .assignees
-        .first()
-        .map(|a| a.trim().to_owned())
-        .filter(|a| !a.is_empty())
-        .or_else(|| ctx.author.clone())
-        .unwrap_or_else(|| loaded.settings.author_default().to_owned());
     let opts = NextOptions {
-        caller,
+        caller: caller_of(ctx, args, loaded.settings.author_default()),
         now_ms,
-        token_budget,
+        token_budget: limits.token_budget,
         include_decisions: args.include_decisions,
     };
     let report = compute(&candidates, &corpus.items, &hierarchy, schema, &opts);
 
-    let lim = limit as usize;
-    let blocked_shown = if ready_only {
+    let lim = limits.limit as usize;
+    let blocked_shown = if limits.ready_only {
         0
     } else {
-        blocked_limit as usize
+        limits.blocked_limit as usize
     };
     let shown: Vec<&RankItem> = (report.ready.iter().take(lim + 1))
         .chain(report.decisions.iter().take(lim))
@@ -191,113 +178,28 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     let ready_rows = rows(&report.ready, lim + 1, &details, &hierarchy, schema);
     let blocked_rows = rows(&report.blocked, blocked_shown, &details, &hierarchy, schema);
     let decision_rows = rows(&report.decisions, lim, &details, &hierarchy, schema);
-    let recommended = report
-        .ready
-        .first()
-        .zip(ready_rows.first())
-        .map(|(e, row)| {
-            let mut row = row.clone();
-            row.insert(
-                "reasons".into(),
-                json!(reasons(e, schema, now_ms, report.completed_container)),
-            );
-            Value::Object(row)
-        });
-    let take = |rows: &[Map<String, Value>], skip: usize, n: usize| -> Value {
-        Value::Array(
-            rows.iter()
-                .skip(skip)
-                .take(n)
-                .cloned()
-                .map(Value::Object)
-                .collect(),
-        )
+    let recommended = (report.ready.first().zip(ready_rows.first())).map(|(e, row)| Recommended {
+        row,
+        reasons: reasons(e, schema, now_ms, report.completed_container),
+    });
+    let result = NextResult {
+        stamp: Stamp::toon(pm_engine::clock::format_iso_ms(now_ms)),
+        suggestions: recommended.is_none().then(|| suggestions(&report.blocked)),
+        summary: summary(&report, recommended.is_some(), schema),
+        recommended,
+        ready: ready_rows.get(1..).unwrap_or_default(),
+        decision_needed: &decision_rows,
+        blocked: &blocked_rows,
+        held_by_others: (report.held.iter().take(lim))
+            .map(|&(id, assignee)| Held { id, assignee })
+            .collect(),
+        filters: limits.echo(view.echo_values(EchoStyle::Every), args.include_decisions),
+        truncation: Truncation::over(lim, report.decisions.len(), report.held.len()),
+        explain: args
+            .explain_ranking
+            .then(|| explain(&report, schema, now_ms, &opts.caller)),
     };
-    let in_progress = report
-        .ready
-        .iter()
-        .filter(|e| pm_engine::rank::critical::is_in_progress(&e.item.status, schema))
-        .count();
-
-    let mut env = Map::new();
-    env.insert("output_default".into(), json!("toon"));
-    env.insert("now".into(), json!(pm_engine::clock::format_iso_ms(now_ms)));
-    env.insert(
-        "recommended".into(),
-        recommended.clone().unwrap_or(Value::Null),
-    );
-    env.insert("ready".into(), take(&ready_rows, 1, lim));
-    env.insert("decision_needed".into(), take(&decision_rows, 0, lim));
-    env.insert(
-        "blocked".into(),
-        if ready_only {
-            json!([])
-        } else {
-            take(&blocked_rows, 0, blocked_limit as usize)
-        },
-    );
-    let held: Vec<Value> = report
-        .held
-        .iter()
-        .take(lim)
-        .map(|(id, a)| json!({"id": id, "assignee": a}))
-        .collect();
-    env.insert("held_by_others".into(), Value::Array(held));
-    env.insert(
-        "summary".into(),
-        json!({
-            "recommended": recommended.is_some(),
-            "ready": report.ready.len(),
-            "blocked": report.blocked.len(),
-            "in_progress": in_progress,
-            "candidates": report.candidates,
-            "containers": report.containers,
-            "decision_needed": report.decisions.len(),
-            "held_by_others": report.held.len(),
-        }),
-    );
-    let mut filters = view.echo_values(EchoStyle::Every);
-    filters.insert("limit".into(), json!(limit));
-    filters.insert("blocked_limit".into(), json!(blocked_limit));
-    filters.insert("ready_only".into(), json!(ready_only));
-    filters.insert("include_decisions".into(), json!(args.include_decisions));
-    filters.insert("token_budget".into(), json!(token_budget));
-    env.insert("filters".into(), Value::Object(filters));
-    let mut truncation = Map::new();
-    if report.decisions.len() > lim {
-        truncation.insert(
-            "decision_needed_total".into(),
-            json!(report.decisions.len()),
-        );
-    }
-    if report.held.len() > lim {
-        truncation.insert("held_by_others_total".into(), json!(report.held.len()));
-    }
-    if !truncation.is_empty() {
-        env.insert("truncation".into(), Value::Object(truncation));
-    }
-    if recommended.is_none() {
-        env.insert("suggestions".into(), json!(suggestions(&report.blocked)));
-    }
-    if args.explain_ranking {
-        let mut baseline: Vec<Option<&RankItem>> = vec![None; report.ranking.ranked.len()];
-        for (r, e) in report.ranking.ranked.iter().zip(&report.ready) {
-            baseline[r.index] = Some(e.item);
-        }
-        let baseline: Vec<&RankItem> = baseline.into_iter().flatten().collect();
-        let ids: Vec<&str> = baseline.iter().map(|s| &*s.id).collect();
-        let signal_ctx = SignalContext {
-            schema,
-            now_ms,
-            author: Some(opts.caller.as_str()),
-        };
-        let signals = derive_signals(&baseline, &signal_ctx);
-        env.insert(
-            "ranking".into(),
-            ranking_json(&report.ranking, MODEL, &ids, &signals),
-        );
-        env.insert("packing".into(), packing_json(&report.packing));
-    }
+    let mut env = to_object(&result);
 
     let mut meta = ReadMeta::new(Surface::Next, "next")
         .legacy_value("--limit", args.limit.as_deref())
@@ -308,33 +210,61 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     finish_read(Value::Object(env), &meta, &ctx.read_output, format)
 }
 
-fn suggestions(blocked: &[Actionable<'_>]) -> Vec<String> {
-    if blocked.is_empty() {
-        return vec![
-            "pm create --type Task --title \"...\" to add a new work item".into(),
-            "pm list --status in_progress to review work already underway".into(),
-            "pm context --depth deep for the full project snapshot".into(),
-        ];
+/// Who asks: the first `--assignee`, else the author, else the settings' default author.
+fn caller_of(ctx: &Ctx, args: &NextArgs, author_default: &str) -> String {
+    (args.filters.assignees.first())
+        .map(|a| a.trim().to_owned())
+        .filter(|a| !a.is_empty())
+        .or_else(|| ctx.author.clone())
+        .unwrap_or_else(|| author_default.to_owned())
+}
+
+impl Limits {
+    fn echo(&self, selectors: Map<String, Value>, include_decisions: bool) -> NextFilters {
+        NextFilters {
+            selectors,
+            limit: self.limit,
+            blocked_limit: self.blocked_limit,
+            ready_only: self.ready_only,
+            include_decisions,
+            token_budget: self.token_budget,
+        }
     }
-    let first = blocked.iter().find(|e| !e.open_blockers.is_empty());
-    let head = match first {
-        Some(e) => format!(
-            "{} item(s) are blocked; unblock the top one by closing {}",
-            blocked.len(),
-            e.open_blockers
-                .iter()
-                .map(|b| b.id)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        None => format!(
-            "{} item(s) are blocked; add blocker context or move the top item back to an active status",
-            blocked.len()
-        ),
+}
+
+/// The queue sizes of `report`.
+fn summary(report: &NextReport<'_>, recommended: bool, schema: &RuntimeSchema) -> NextSummary {
+    let in_progress = (report.ready.iter())
+        .filter(|e| pm_engine::rank::critical::is_in_progress(&e.item.status, schema))
+        .count();
+    NextSummary {
+        recommended,
+        ready: report.ready.len(),
+        blocked: report.blocked.len(),
+        in_progress,
+        candidates: report.candidates,
+        containers: report.containers,
+        decision_needed: report.decisions.len(),
+        held_by_others: report.held.len(),
+    }
+}
+
+/// The relevance ranking and packing of the ready queue.
+fn explain(report: &NextReport<'_>, schema: &RuntimeSchema, now_ms: i64, caller: &str) -> Explain {
+    let mut baseline: Vec<Option<&RankItem>> = vec![None; report.ranking.ranked.len()];
+    for (r, e) in report.ranking.ranked.iter().zip(&report.ready) {
+        baseline[r.index] = Some(e.item);
+    }
+    let baseline: Vec<&RankItem> = baseline.into_iter().flatten().collect();
+    let ids: Vec<&str> = baseline.iter().map(|s| &*s.id).collect();
+    let signal_ctx = SignalContext {
+        schema,
+        now_ms,
+        author: Some(caller),
     };
-    vec![
-        head,
-        "pm next --ready-only after a blocker closes to re-check ready work".into(),
-        "pm create --type Task --title \"...\" to add new ready work".into(),
-    ]
+    let signals = derive_signals(&baseline, &signal_ctx);
+    Explain {
+        ranking: ranking_json(&report.ranking, MODEL, &ids, &signals),
+        packing: packing_json(&report.packing),
+    }
 }

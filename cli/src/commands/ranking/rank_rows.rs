@@ -212,3 +212,12 @@ pub fn packing_json(p: &Packing) -> Value {
         "degradation_ladder": ["full", "summary", "identity"],
     })
 }
+
+/// The `--explain-ranking` keys: `ranking`, then `packing`.
+#[derive(Debug, serde::Serialize)]
+pub struct Explain {
+    /// The relevance ranking ([`ranking_json`]).
+    pub ranking: Value,
+    /// The packer's selection ([`packing_json`]).
+    pub packing: Value,
+}

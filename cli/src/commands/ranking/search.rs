@@ -3,15 +3,16 @@
 
 use pm_engine::Error;
 use pm_engine::rank::search::{
-    KeywordQuery, MatchMode, SearchOptions, SearchSpec, SearchTuning, highlights,
-    parse_inline_filters,
+    KeywordQuery, MatchMode, SearchOptions, SearchSpec, SearchTuning, parse_inline_filters,
 };
 use pm_engine::schema::load;
+use pm_engine::settings::Settings;
 use pm_index::Index;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::search_echo::SearchEcho;
-use super::search_rows::{Projection, project_rows};
+use super::search_result::{CountHits, Hits, PageRequest, SearchResult};
+use super::search_rows::Projection;
 use crate::clock_reads::ReadClock;
 use crate::commands::CommandOutput;
 use crate::commands::filters::list_filters::{
@@ -22,7 +23,9 @@ use crate::commands::listing::row_export;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, Result, UsageKind};
 use crate::progress::index_options;
-use crate::read_output::{ReadMeta, Surface, finish_read, intent, paginate, query_fingerprint};
+use crate::read_output::envelope::to_object;
+use crate::read_output::intent::ResolvedIntent;
+use crate::read_output::{ReadMeta, Surface, finish_read, intent, query_fingerprint};
 use crate::render::Format;
 
 /// Search items by keyword with pm's weighted substring scoring
@@ -175,87 +178,92 @@ fn mode_of(args: &SearchArgs) -> Result<()> {
     }
 }
 
-/// Runs the search and the read-output layer.
-///
-/// # Errors
-/// `unsupported_search_mode`; `invalid_argument_value` for bad modes, filters, limits or
-/// scores; `invalid_query_cursor`; `not_in_project`; the read-output refusals.
-pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
-    mode_of(args)?;
-    let rows_only = args.format == Some(SearchFormat::Ndjson);
-    if rows_only {
-        row_export::refuse_envelope_controls(
-            ctx,
-            "--format ndjson",
-            &[
-                (args.count, "--count"),
-                (args.for_intent.is_some(), "--for"),
-                (args.token_budget.is_some(), "--token-budget"),
-            ],
-        )?;
-    }
-    let raw_query = args.keywords.join(" ");
-    let inline = parse_inline_filters(&raw_query);
-    if !inline.filters.is_empty() && inline.residual.trim().is_empty() {
-        return Err(usage(
-            "Inline field:value tokens consumed the entire query, leaving no search terms.",
-        ));
-    }
-    let query_text = if inline.filters.is_empty() {
-        raw_query.clone()
-    } else {
-        inline.residual.clone()
-    };
-    let keyword =
-        KeywordQuery::new(&query_text).ok_or_else(|| usage("Search query must not be empty"))?;
-    let match_mode = match &args.match_mode {
-        None => MatchMode::Or,
-        Some(raw) => MatchMode::parse(raw).ok_or_else(|| {
-            Error::invalid_argument(
-                "--match-mode",
-                raw,
-                "Search --match-mode must be one of and|or|exact",
-                ["and", "or", "exact"].map(String::from).into(),
-            )
-        })?,
-    };
-    let min_score = match args.min_score.as_deref().filter(|s| !s.is_empty()) {
-        None => None,
-        Some(raw) => Some(
-            raw.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| {
-                    Error::invalid_argument(
-                        "--min-score",
-                        raw,
-                        "Search --min-score must be a finite number >= 0",
-                        Vec::new(),
-                    )
-                })?,
-        ),
-    };
-    if args.after.is_some() && args.count {
-        return Err(usage("Search --after cannot be combined with --count."));
-    }
-    let explicit_limit = args
-        .limit
-        .as_deref()
-        .map(|l| parse_limit(l, "--limit"))
-        .transpose()?;
-    let resolved_intent = intent::resolve(
-        Surface::Search,
-        args.for_intent.as_deref(),
-        args.token_budget.as_deref(),
-        explicit_limit.map(|l| l as u64),
-    )?;
+/// The query and options parsed from the arguments, before the tracker is read.
+struct Parsed {
+    raw_query: String,
+    query_text: String,
+    keyword: KeywordQuery,
+    match_mode: MatchMode,
+    min_score: Option<f64>,
+    explicit_limit: Option<usize>,
+}
 
-    // Inline tokens apply only where the flag is unset; otherwise they warn.
+impl Parsed {
+    fn of(args: &SearchArgs) -> Result<(Self, Vec<(&'static str, String)>)> {
+        let raw_query = args.keywords.join(" ");
+        let inline = parse_inline_filters(&raw_query);
+        if !inline.filters.is_empty() && inline.residual.trim().is_empty() {
+            return Err(usage(
+                "Inline field:value tokens consumed the entire query, leaving no search terms.",
+            ));
+        }
+        let query_text = if inline.filters.is_empty() {
+            raw_query.clone()
+        } else {
+            inline.residual.clone()
+        };
+        let keyword = KeywordQuery::new(&query_text)
+            .ok_or_else(|| usage("Search query must not be empty"))?;
+        let match_mode = match_mode_of(args.match_mode.as_deref())?;
+        let min_score = min_score_of(args.min_score.as_deref())?;
+        if args.after.is_some() && args.count {
+            return Err(usage("Search --after cannot be combined with --count."));
+        }
+        let explicit_limit = (args.limit.as_deref())
+            .map(|l| parse_limit(l, "--limit"))
+            .transpose()?;
+        let parsed = Self {
+            raw_query,
+            query_text,
+            keyword,
+            match_mode,
+            min_score,
+            explicit_limit,
+        };
+        Ok((parsed, inline.filters))
+    }
+}
+
+fn match_mode_of(raw: Option<&str>) -> Result<MatchMode> {
+    let Some(raw) = raw else {
+        return Ok(MatchMode::Or);
+    };
+    Ok(MatchMode::parse(raw).ok_or_else(|| {
+        Error::invalid_argument(
+            "--match-mode",
+            raw,
+            "Search --match-mode must be one of and|or|exact",
+            ["and", "or", "exact"].map(String::from).into(),
+        )
+    })?)
+}
+
+fn min_score_of(raw: Option<&str>) -> Result<Option<f64>> {
+    let Some(raw) = raw.filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let score = (raw.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| {
+            Error::invalid_argument(
+                "--min-score",
+                raw,
+                "Search --min-score must be a finite number >= 0",
+                Vec::new(),
+            )
+        })?;
+    Ok(Some(score))
+}
+
+/// Applies inline tokens where their flag is unset; the others become warnings.
+fn apply_inline(
+    args: &SearchArgs,
+    inline: &[(&'static str, String)],
+) -> (StatusArgs, SelectArgs, Vec<String>) {
     let mut warnings = Vec::new();
     let mut status = args.status.clone();
     let mut filters = args.filters.clone();
-    for (field, value) in &inline.filters {
+    for (field, value) in inline {
         let slot = match *field {
             "tag" => &mut filters.tags,
             "status" => &mut status.statuses,
@@ -270,20 +278,11 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
             ));
         }
     }
+    (status, filters, warnings)
+}
 
-    let tracker = ctx.tracker()?;
-    let loaded = load(&tracker, &ctx.settings_env())?;
-    let schema = &loaded.schema;
-    let view = Filters::new(&filters)
-        .with_windows(&args.windows)
-        .with_content(&args.content);
-    let query = view.to_query(
-        status.filter(schema)?,
-        schema,
-        &ReadClock::new(&ctx.clock).window_base(),
-    )?;
-
-    let settings = &loaded.settings;
+/// Builds the scoring spec from the settings and the parsed options.
+fn spec_of(args: &SearchArgs, parsed: Parsed, settings: &Settings) -> (SearchSpec, f64) {
     let tuning = SearchTuning::from_settings(
         settings
             .effective()
@@ -291,46 +290,57 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
             .and_then(|s| s.get("tuning"))
             .and_then(Value::as_object),
     );
-    let threshold = min_score.unwrap_or_else(|| settings.search_score_threshold());
+    let threshold = (parsed.min_score).unwrap_or_else(|| settings.search_score_threshold());
+    let options = SearchOptions {
+        tuning,
+        id_prefix: settings.id_prefix_raw().to_owned(),
+        match_mode: parsed.match_mode,
+        title_exact: args.title_exact,
+        phrase_exact: args.phrase_exact,
+        min_score: threshold,
+    };
+    (SearchSpec::new(parsed.keyword, options), threshold)
+}
 
-    let spec = SearchSpec::new(
-        keyword,
-        SearchOptions {
-            tuning,
-            id_prefix: settings.id_prefix_raw().to_owned(),
-            match_mode,
-            title_exact: args.title_exact,
-            phrase_exact: args.phrase_exact,
-            min_score: threshold,
-        },
-    );
+/// Runs the search and the read-output layer.
+///
+/// # Errors
+/// `unsupported_search_mode`; `invalid_argument_value` for bad modes, filters, limits or
+/// scores; `invalid_query_cursor`; `not_in_project`; the read-output refusals.
+pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
+    mode_of(args)?;
+    let rows_only = rows_only(ctx, args)?;
+    let (parsed, inline) = Parsed::of(args)?;
+    let resolved_intent = intent::resolve(
+        Surface::Search,
+        args.for_intent.as_deref(),
+        args.token_budget.as_deref(),
+        parsed.explicit_limit.map(|l| l as u64),
+    )?;
+    let (status, filters, warnings) = apply_inline(args, &inline);
+
+    let tracker = ctx.tracker()?;
+    let loaded = load(&tracker, &ctx.settings_env())?;
+    let schema = &loaded.schema;
+    let view = (Filters::new(&filters).with_windows(&args.windows)).with_content(&args.content);
+    let window_base = ReadClock::new(&ctx.clock).window_base();
+    let query = view.to_query(status.filter(schema)?, schema, &window_base)?;
+    let settings = &loaded.settings;
+    let (raw_query, query_text) = (parsed.raw_query.clone(), parsed.query_text.clone());
+    let (match_mode, explicit_limit) = (parsed.match_mode, parsed.explicit_limit);
+    let (spec, threshold) = spec_of(args, parsed, settings);
 
     // Score every candidate's searchable text; only the answered page reads documents.
     let index = Index::open(&tracker, schema, index_options(ctx));
     // Without a cursor the page is the first `limit` hits, and one more tells whether more
     // follow; a cursor may point anywhere, so it needs every hit in order.
-    let limit = resolved_intent
-        .as_ref()
-        .and_then(|i| i.ceiling.as_ref())
-        .map(|c| c.limit as usize)
-        .or(explicit_limit)
-        .unwrap_or(settings.search_max_results() as usize);
-    let keep = if args.count {
-        Some(0)
-    } else if args.after.is_none() {
-        Some(limit.saturating_add(1))
-    } else {
-        None
-    };
+    let limit = limit_of(resolved_intent.as_ref(), explicit_limit, settings);
+    let keep = keep_of(args, limit);
     let found = index.search(&query, keep, |text| spec.hit(text))?;
     let (scored, total, found_notices) = (found.rows.hits, found.rows.total, found.notices);
 
-    let projection = Projection::resolve(
-        args.compact || resolved_intent.is_some(),
-        args.full,
-        args.fields.as_deref(),
-        &query_text,
-    )?;
+    let compact = args.compact || resolved_intent.is_some();
+    let projection = Projection::resolve(compact, args.full, args.fields.as_deref(), &query_text)?;
     let echo = SearchEcho {
         status: &status,
         filters: view,
@@ -339,84 +349,76 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
         threshold,
     };
     let compact_echo = projection.is_compact();
-    let filter_echo = if compact_echo {
-        echo.compact()
+    let hits = if args.count {
+        Hits::Count(CountHits::new(total))
     } else {
-        echo.verbose()
-    };
-
-    let mut env = Map::new();
-    env.insert("query".into(), json!(query_text.trim()));
-    env.insert("mode".into(), json!("keyword"));
-    if !compact_echo {
-        let source = if args.mode.is_some() {
-            "explicit"
-        } else {
-            "auto"
+        let request = PageRequest {
+            index: &index,
+            spec: &spec,
+            projection: &projection,
+            after: args.after.as_deref(),
+            fingerprint: &fingerprint(&query_text, &echo),
+            limit,
+            highlight: args.highlight,
         };
-        env.insert("mode_source".into(), json!(source));
-    }
-    if args.count {
-        env.insert("items".into(), json!([]));
-        env.insert("count".into(), json!(total));
-        env.insert("total".into(), json!(total));
-        env.insert("count_only".into(), json!(true));
-    } else {
-        let ids: Vec<&str> = scored.iter().map(|(o, _)| o.id.as_str()).collect();
-        let fingerprint = query_fingerprint(
-            "search",
-            &json!({"query": query_text.trim(), "mode": "keyword", "options": echo.semantic_options()}),
-        );
-        let page = paginate(&ids, args.after.as_deref(), &fingerprint, limit)?;
-        let answered = &scored[page.start..page.end];
-        let paths: Vec<String> = answered.iter().map(|(o, _)| o.path.clone()).collect();
-        let docs = index.documents(&paths)?.rows;
-        let page_hits: Vec<_> = answered
-            .iter()
-            .zip(docs)
-            .filter_map(|((_, hit), doc)| Some((*hit, doc?)))
-            .collect();
-        let marks: Option<Vec<Value>> = args.highlight.then(|| {
-            page_hits
-                .iter()
-                .map(|(hit, doc)| json!(highlights(doc, hit.matched, spec.query())))
-                .collect()
-        });
-        let mut rows = project_rows(page_hits.into_iter(), &projection);
-        if let Some(marks) = marks {
-            for (row, mark) in rows.iter_mut().zip(marks) {
-                if let Value::Object(row) = row {
-                    row.insert("highlights".into(), mark);
-                }
-            }
-        }
+        let page = request.answer(&scored, total)?;
         if rows_only {
-            return Ok(CommandOutput::Stream(rows));
+            return Ok(CommandOutput::Stream(page.into_rows()));
         }
-        let count = rows.len();
-        env.insert("items".into(), Value::Array(rows));
-        env.insert("count".into(), json!(count));
-        if count < total {
-            env.insert("total".into(), json!(total));
-        }
-        env.insert("applied_limit".into(), json!(limit));
-        if page.has_more {
-            env.insert("has_more".into(), json!(true));
-            env.insert("truncated".into(), json!(true));
-        }
-        if let Some(next) = page.next_cursor {
-            env.insert("next_cursor".into(), json!(next));
-        }
-    }
-    env.insert("filters".into(), Value::Object(filter_echo));
-    if !compact_echo {
-        env.insert("projection".into(), projection.echo());
-        env.insert("now".into(), json!(ReadClock::new(&ctx.clock).stamp()));
-    }
-    if !warnings.is_empty() {
-        env.insert("warnings".into(), json!(warnings));
-    }
+        Hits::Page(page)
+    };
+    let result = SearchResult {
+        query: query_text.trim(),
+        mode: "keyword",
+        mode_source: (!compact_echo).then_some(mode_source(args)),
+        hits,
+        filters: echo.for_rows(compact_echo),
+        projection: (!compact_echo).then(|| projection.echo()),
+        now: (!compact_echo).then(|| ReadClock::new(&ctx.clock).stamp()),
+        warnings: (!warnings.is_empty()).then_some(warnings),
+    };
+    let mut env = to_object(&result);
 
+    let meta = meta_of(args, resolved_intent, raw_query);
+    let format = format_of(ctx, args);
+    crate::read_output::skipped::report(&mut env, &found_notices);
+    finish_read(Value::Object(env), &meta, &ctx.read_output, format).map(CommandOutput::Read)
+}
+
+/// Whether the read prints rows only (`--format ndjson`), refusing envelope-only controls.
+fn rows_only(ctx: &Ctx, args: &SearchArgs) -> Result<bool> {
+    let rows_only = args.format == Some(SearchFormat::Ndjson);
+    if rows_only {
+        let refused = [
+            (args.count, "--count"),
+            (args.for_intent.is_some(), "--for"),
+            (args.token_budget.is_some(), "--token-budget"),
+        ];
+        row_export::refuse_envelope_controls(ctx, "--format ndjson", &refused)?;
+    }
+    Ok(rows_only)
+}
+
+/// How many hits the scan keeps: none for a count, one past the page without a cursor (to
+/// tell whether more follow), every hit after a cursor.
+fn keep_of(args: &SearchArgs, limit: usize) -> Option<usize> {
+    match (args.count, args.after.is_none()) {
+        (true, _) => Some(0),
+        (false, true) => Some(limit.saturating_add(1)),
+        (false, false) => None,
+    }
+}
+
+fn mode_source(args: &SearchArgs) -> &'static str {
+    if args.mode.is_some() {
+        "explicit"
+    } else {
+        "auto"
+    }
+}
+
+/// The read-output metadata of a search.
+fn meta_of(args: &SearchArgs, resolved_intent: Option<ResolvedIntent>, raw: String) -> ReadMeta {
     let mut meta = ReadMeta::new(Surface::Search, "search")
         .legacy_switch("--compact", args.compact)
         .legacy_switch("--full", args.full)
@@ -425,12 +427,35 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
         .legacy_value("--after", args.after.as_deref());
     meta.after = args.after.clone();
     meta.intent = resolved_intent;
-    meta.operand = Some(raw_query);
+    meta.operand = Some(raw);
+    meta
+}
+
+/// The envelope format: `--format` (ndjson rows are JSON), else the read-output default.
+fn format_of(ctx: &Ctx, args: &SearchArgs) -> Format {
     let local = args.format.map(|f| match f {
         SearchFormat::Toon => Format::Toon,
         SearchFormat::Json | SearchFormat::Ndjson => Format::Json,
     });
-    let format = ctx.read_output.resolve_format(ctx.format, local);
-    crate::read_output::skipped::report(&mut env, &found_notices);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, format).map(CommandOutput::Read)
+    ctx.read_output.resolve_format(ctx.format, local)
+}
+
+/// The page size: the intent's row ceiling, else `--limit`, else the settings' maximum.
+fn limit_of(
+    resolved: Option<&ResolvedIntent>,
+    explicit: Option<usize>,
+    settings: &Settings,
+) -> usize {
+    resolved
+        .and_then(|i| i.ceiling.as_ref())
+        .map(|c| c.limit as usize)
+        .or(explicit)
+        .unwrap_or(settings.search_max_results() as usize)
+}
+
+/// The cursor fingerprint of a search: its query, mode and hit-changing options.
+fn fingerprint(query_text: &str, echo: &SearchEcho<'_>) -> String {
+    let options = echo.semantic_options();
+    let contract = json!({"query": query_text.trim(), "mode": "keyword", "options": options});
+    query_fingerprint("search", &contract)
 }

@@ -34,6 +34,15 @@ impl SearchEcho<'_> {
         Value::Object(m)
     }
 
+    /// The filter echo of compact rows ([`Self::compact`]) or of the others ([`Self::verbose`]).
+    pub fn for_rows(&self, compact: bool) -> Map<String, Value> {
+        if compact {
+            self.compact()
+        } else {
+            self.verbose()
+        }
+    }
+
     /// pm's compact echo: only the options that were given.
     pub fn compact(&self) -> Map<String, Value> {
         let args = self.args;
