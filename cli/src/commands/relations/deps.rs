@@ -7,11 +7,11 @@ use std::collections::BTreeSet;
 use pm_engine::Error;
 use pm_engine::mutate::{DependencySeed, deps_add, deps_remove, split_list};
 use pm_engine::read::TrackerView;
-use pm_engine::read::graph::deps::{DepsIndex, DepsOptions};
+use pm_engine::read::graph::deps::{Bounds, DepsIndex, DepsOptions};
 use pm_engine::read::graph::{Direction, EdgeModel, KindFilter, Reach};
 use pm_index::{GraphRows, GraphSubset, Index};
-use serde_json::{Map, Value, json};
 
+use super::deps_result::{DepsLimits, DepsPage, DepsProjection, DepsResult};
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
@@ -237,51 +237,38 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
         DepsFormat::Graph => "graph",
         DepsFormat::Context => "context",
     };
-    let mut env = Map::new();
-    env.insert("id".into(), json!(id));
-    env.insert("format".into(), json!(format_name));
-    env.insert("node_count".into(), json!(census.node_count));
-    env.insert("edge_count".into(), json!(census.edge_count));
-    env.insert("edge_basis".into(), json!("declared_dependencies"));
-    env.insert("missing_count".into(), json!(census.missing_count));
+    let mut result = DepsResult {
+        id: id.clone(),
+        format: format_name,
+        node_count: census.node_count,
+        edge_count: census.edge_count,
+        edge_basis: "declared_dependencies",
+        missing_count: census.missing_count,
+        tree: None,
+        graph: None,
+        context: None,
+        truncated: None,
+        truncation_reasons: None,
+        limits: None,
+        omitted_node_count: None,
+        omitted_edge_count: None,
+        legacy_alias_counts: census.legacy_alias_counts,
+        projection: DepsProjection::new("summary", false),
+    };
     let mut complete = !args.summary;
     if !args.summary {
-        let bounds = if format == DepsFormat::Tree {
-            let (tree, bounds) = deps.tree(&id, &options);
-            env.insert("tree".into(), tree);
-            bounds
-        } else {
-            let (nodes, edges, bounds) = deps.graph(&id, &options)?;
-            let mut body = Map::new();
-            body.insert("nodes".into(), Value::Array(nodes));
-            body.insert("edges".into(), Value::Array(edges));
-            if context {
-                body.insert("next_cursor".into(), json!(bounds.next_cursor));
-                body.insert("has_more".into(), json!(bounds.next_cursor.is_some()));
-            }
-            env.insert(format_name.into(), Value::Object(body));
-            bounds
-        };
+        let bounds = deps_rows(&deps, &id, &options, format, &mut result)?;
         complete = bounds.reasons.is_empty();
-        env.insert("truncated".into(), json!(!complete));
-        env.insert("truncation_reasons".into(), json!(bounds.reasons));
-        env.insert(
-            "limits".into(),
-            json!({"max_depth": max_depth, "node_limit": options.node_limit, "edge_limit": options.edge_limit}),
-        );
-        env.insert(
-            "omitted_node_count".into(),
-            json!(census.node_count.saturating_sub(bounds.nodes)),
-        );
-        env.insert(
-            "omitted_edge_count".into(),
-            json!(census.edge_count.saturating_sub(bounds.edges)),
-        );
+        result.truncated = Some(!complete);
+        result.limits = Some(DepsLimits {
+            max_depth,
+            node_limit: options.node_limit,
+            edge_limit: options.edge_limit,
+        });
+        result.omitted_node_count = Some(census.node_count.saturating_sub(bounds.nodes));
+        result.omitted_edge_count = Some(census.edge_count.saturating_sub(bounds.edges));
+        result.truncation_reasons = Some(bounds.reasons);
     }
-    env.insert(
-        "legacy_alias_counts".into(),
-        json!(census.legacy_alias_counts),
-    );
     let mode = if args.summary {
         "summary"
     } else if args.full {
@@ -289,19 +276,7 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
     } else {
         format_name
     };
-    let included: Vec<&str> = if complete {
-        vec!["dependency_tree"]
-    } else {
-        Vec::new()
-    };
-    env.insert(
-        "projection".into(),
-        json!({
-            "mode": mode,
-            "declared_field_groups": [{"name": "dependency_tree", "restore_with": "--full"}],
-            "included_field_groups": included,
-        }),
-    );
+    result.projection = DepsProjection::new(mode, complete);
     let mut meta = ReadMeta::new(Surface::Deps, "deps")
         .legacy_value(
             "--collapse",
@@ -321,7 +296,36 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
         .legacy_value("--token-budget", args.token_budget.as_deref());
     meta.operand = Some(id);
     let encoding = ctx.read_output.resolve_format(ctx.format, None);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, encoding)
+    finish_read(result.into_value()?, &meta, &ctx.read_output, encoding)
+}
+
+/// Renders the tree, graph or context rows into `result`; returns what the bounds left out.
+fn deps_rows(
+    deps: &DepsIndex,
+    id: &str,
+    options: &DepsOptions,
+    format: DepsFormat,
+    result: &mut DepsResult,
+) -> Result<Bounds> {
+    if format == DepsFormat::Tree {
+        let (tree, bounds) = deps.tree(id, options);
+        result.tree = Some(tree);
+        return Ok(bounds);
+    }
+    let (nodes, edges, bounds) = deps.graph(id, options)?;
+    let context = format == DepsFormat::Context;
+    let page = DepsPage {
+        nodes,
+        edges,
+        next_cursor: context.then(|| bounds.next_cursor.clone()),
+        has_more: context.then_some(bounds.next_cursor.is_some()),
+    };
+    if context {
+        result.context = Some(page);
+    } else {
+        result.graph = Some(page);
+    }
+    Ok(bounds)
 }
 
 /// The `via` kinds the projection's kind facts confirm some item declares: every dependency

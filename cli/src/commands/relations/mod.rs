@@ -1,5 +1,6 @@
 //! Dependency reads and edits: `graph` and `deps`.
 
 pub mod deps;
+pub mod deps_result;
 pub mod graph;
 pub mod graph_reach;
