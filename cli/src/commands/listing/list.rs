@@ -12,12 +12,12 @@ use super::list_echo::{cursor_contract, echo_paging, echo_presentation, echo_sta
 use super::list_envelope::ListEnvelope;
 use super::list_page::{ListRead, Listed, read_page};
 use super::list_rows::{Projection, parse_fields};
-use super::row_export::{self, ExportPage, ListFormat};
+use super::row_export::{self, ExportPage, ListFormat, conflict};
 use crate::clock_reads::ReadClock;
 use crate::commands::CommandOutput;
 use crate::commands::filters::list_filters::{ListFilterArgs, StatusScope};
 use crate::ctx::Ctx;
-use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
+use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::progress::index_options;
 use crate::read_output::{QueryCursor, ReadMeta, Surface, finish_read, intent, query_fingerprint};
 
@@ -380,18 +380,6 @@ fn resolve_status(
             None => (spelled, StatusFilter::NonTerminal),
         },
     })
-}
-
-/// A `conflicting_arguments` usage refusal naming `flag`.
-fn conflict(detail: String, flag: &str) -> CliError {
-    CliError::Usage {
-        kind: UsageKind::ConflictingArguments,
-        detail,
-        flag: Some(flag.into()),
-        value: None,
-        suggestions: Box::default(),
-        allowed: Box::default(),
-    }
 }
 
 /// The parsed paging flags: `--limit`, `--offset`, `--tree-depth`.
