@@ -84,10 +84,7 @@ impl ListEnvelope {
 
     /// The envelope as the JSON object the read-output layer takes.
     pub(super) fn into_object(self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(env)) => env,
-            _ => Map::new(),
-        }
+        crate::read_output::envelope::to_object(&self)
     }
 }
 
