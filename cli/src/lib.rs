@@ -145,7 +145,12 @@ pub(crate) fn execute(
     }
     // A read on invalid settings answers, and says which key it could not use: on stderr in
     // text mode, and in JSON mode for outputs that have no envelope to carry the warning.
-    if ctx.format == Format::Toon || !matches!(output, commands::CommandOutput::Read(_)) {
+    if ctx.format == Format::Toon
+        || !matches!(
+            output,
+            commands::CommandOutput::Read(_) | commands::CommandOutput::Streamed(_)
+        )
+    {
         for issue in &ctx.settings_issues {
             let _ = writeln!(stderr, "warning:{} ({})", issue.token(), issue.message());
         }

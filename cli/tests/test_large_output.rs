@@ -54,6 +54,61 @@ fn a_binding_budget_above_the_result_prints_the_unbounded_bytes_plus_its_receipt
     Ok(())
 }
 
+/// Legacy items whose metadata keys a row printed entry by entry must handle: an array-index
+/// key (JavaScript prints it first), a key with escapes, nested empties and heavy collections.
+const ODD_ITEMS: [(&str, &str); 2] = [
+    (
+        "zz-odd1",
+        r#"{"id": "zz-odd1", "title": "Odd keys", "description": "", "type": "Task", "status": "open",
+  "priority": 1, "created_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z",
+  "tags": [], "7": "an index key", "we\"ird": {"a": [], "b": {}, "c": [1.5, -0, 1e21]},
+  "comments": [{"created_at": "2026-01-02T00:00:00.000Z", "author": "ann", "text": "a,b:{c}[d]"}]}
+
+A body with "quotes" and \ slashes.
+"#,
+    ),
+    (
+        "zz-odd2",
+        r#"{"id": "zz-odd2", "title": "Plain with collections", "description": "d", "type": "Task",
+  "status": "open",
+  "priority": 2, "created_at": "2026-01-01T00:00:00.000Z", "updated_at": "2026-01-01T00:00:00.000Z",
+  "tags": ["b", "a"], "extra": {"a": [], "b": {}, "c": [1.5, -0, 1e21, "x,y:z"]}, "notes": [{"created_at": "2026-01-02T00:00:00.000Z", "author": "bo", "text": "n"}],
+  "files": [{"path": "src/a.rs", "scope": "project"}]}
+"#,
+    ),
+];
+
+#[test]
+fn rows_printed_entry_by_entry_equal_rows_built_as_values() -> TestResult {
+    let t = TestTracker::sample()?;
+    let tasks = t.root().join("tasks");
+    for (id, text) in ODD_ITEMS {
+        std::fs::File::create(tasks.join(format!("{id}.md")))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))?;
+    }
+    for body in [&[][..], &["--include-body"][..]] {
+        let base = [&["list", "--all", "--no-truncate", "--json"][..], body].concat();
+        let unbounded = read(&t, &[&base[..], &["--output-budget", "unbounded"]].concat())?;
+        let doc: Value = serde_json::from_str(&unbounded.stdout)?;
+        let ids: Vec<&str> = (doc["items"].as_array().ok_or("items")?.iter())
+            .filter_map(|row| row["id"].as_str())
+            .collect();
+        assert!(
+            ids.contains(&"zz-odd1") && ids.contains(&"zz-odd2"),
+            "{ids:?}"
+        );
+        let extra = ["--output-budget", "100000000", "--output-include", "full"];
+        let measured = read(&t, &[&base[..], &extra[..]].concat())?;
+        let (without, _) = split_json_receipt(&measured.stdout)?;
+        assert!(
+            without == unbounded.stdout,
+            "{body:?}: {}",
+            unbounded.stdout
+        );
+    }
+    Ok(())
+}
+
 /// Splits the final `"read_output": {…}` entry off a pretty JSON document; returns the
 /// document without it and the receipt's estimate.
 fn split_json_receipt(text: &str) -> Result<(String, u64), Box<dyn Error>> {

@@ -27,6 +27,7 @@ mod maintenance;
 mod project;
 mod rank;
 mod read;
+mod read_docs;
 mod route;
 mod rows;
 mod schema;
@@ -57,12 +58,11 @@ pub mod internals {
 }
 
 use crate::fresh::source::SweepScope;
-use crate::fresh::{listings, source, sweep};
+use crate::fresh::{listings, sweep};
 use crate::rows::schema_fingerprint;
 use crate::store::{IndexPaths, ReadPool, WriterLock};
 use pm_engine::Result;
 use pm_engine::commit::Commit;
-use pm_engine::item::ItemDoc;
 use pm_engine::notice::Notice;
 use pm_engine::query::{
     Completeness, Listing, Page, PageSlice, Query, Sort, SortAnchor, StatusCount,
@@ -86,6 +86,7 @@ pub use graph::GraphSubset;
 pub use indexer::{BuildProgress, BuildReport, ProgressFn};
 pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
 pub use rank::RankCorpus;
+pub use read_docs::{DocumentParts, StoredText};
 pub use search::SearchHits;
 pub use totals::HistoryTotals;
 
@@ -459,29 +460,6 @@ impl<'a> Index<'a> {
                     completeness: outcome.completeness(),
                 };
                 Ok((stats, data))
-            },
-        )
-    }
-
-    /// Returns the full documents (metadata with heavy collections, body) of items by their
-    /// relative paths (`ItemSummary::path`); `None` for paths that hold no readable item.
-    ///
-    /// # Errors
-    /// As [`Index::list`].
-    pub fn documents(&self, paths: &[String]) -> Result<Answer<Vec<Option<ItemDoc>>>> {
-        self.index_or_scan(
-            SweepScope::Items,
-            |conn| Ok((read::documents(conn, paths)?, Vec::new())),
-            |_| {
-                let canon = pm_engine::item::canon::CanonSchema::from_runtime(self.schema);
-                let docs = paths
-                    .iter()
-                    .map(|rel| {
-                        source::item_ref(&self.tracker, self.schema, rel)
-                            .and_then(|file| scan::read_item(&file, &canon).ok())
-                    })
-                    .collect();
-                Ok((docs, Vec::new()))
             },
         )
     }

@@ -283,36 +283,87 @@ pub(crate) fn summary_row(
     r: &rusqlite::Row<'_>,
     schema: &RuntimeSchema,
 ) -> rusqlite::Result<ItemSummary> {
-    let light: String = r.get(0)?;
-    let light: Map<String, Value> = serde_json::from_str(&light).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-    })?;
-    let format: String = r.get(2)?;
-    let format = if format == ItemFormat::Markdown.extension() {
-        ItemFormat::Markdown
-    } else {
-        ItemFormat::Toon
-    };
-    let facts = ItemFacts {
-        has_body: r.get(3)?,
-        has_linked_command: r.get(4)?,
-        counts: CollectionCounts {
-            comments: r.get(5)?,
-            notes: r.get(6)?,
-            learnings: r.get(7)?,
-            files: r.get(8)?,
-            docs: r.get(9)?,
-            tests: r.get(10)?,
-            test_runs: r.get(11)?,
-        },
-    };
-    Ok(ItemSummary::from_parts(
-        light,
-        facts,
-        r.get(1)?,
-        format,
-        schema,
-    ))
+    StoredSummary::of(r)?.parse(schema)
+}
+
+/// One summary row as stored: its light record still JSON text. Reading rows is sequential;
+/// parsing them is not, so large pages are read first and parsed in parallel.
+pub(crate) struct StoredSummary {
+    light: String,
+    path: String,
+    format: ItemFormat,
+    facts: ItemFacts,
+}
+
+impl StoredSummary {
+    /// Reads the [`SUMMARY_COLUMNS`] of `r`.
+    pub(crate) fn of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        let format: String = r.get(2)?;
+        let format = if format == ItemFormat::Markdown.extension() {
+            ItemFormat::Markdown
+        } else {
+            ItemFormat::Toon
+        };
+        Ok(Self {
+            light: r.get(0)?,
+            path: r.get(1)?,
+            format,
+            facts: ItemFacts {
+                has_body: r.get(3)?,
+                has_linked_command: r.get(4)?,
+                counts: CollectionCounts {
+                    comments: r.get(5)?,
+                    notes: r.get(6)?,
+                    learnings: r.get(7)?,
+                    files: r.get(8)?,
+                    docs: r.get(9)?,
+                    tests: r.get(10)?,
+                    test_runs: r.get(11)?,
+                },
+            },
+        })
+    }
+
+    /// Parses the light record into a summary.
+    pub(crate) fn parse(self, schema: &RuntimeSchema) -> rusqlite::Result<ItemSummary> {
+        let light: Map<String, Value> = serde_json::from_str(&self.light).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })?;
+        Ok(ItemSummary::from_parts(
+            light,
+            self.facts,
+            self.path,
+            self.format,
+            schema,
+        ))
+    }
+}
+
+/// Below this many rows a page is parsed on the calling thread.
+const PARALLEL_PARSE_ROWS: usize = 256;
+
+/// Parses stored rows in order, in parallel for large pages.
+pub(crate) fn parse_all<S: Send, T: Send>(
+    stored: Vec<S>,
+    parse: impl Fn(S) -> rusqlite::Result<T> + Sync + Send,
+) -> rusqlite::Result<Vec<T>> {
+    use rayon::prelude::*;
+    if stored.len() < PARALLEL_PARSE_ROWS {
+        return stored.into_iter().map(parse).collect();
+    }
+    stored.into_par_iter().map(parse).collect()
+}
+
+/// Runs `stmt` and parses its summary rows.
+fn summaries(
+    stmt: &mut rusqlite::Statement<'_>,
+    args: Vec<SqlValue>,
+    schema: &RuntimeSchema,
+) -> rusqlite::Result<Vec<ItemSummary>> {
+    let stored: Vec<StoredSummary> = stmt
+        .query_map(params_from_iter(args), StoredSummary::of)?
+        .collect::<rusqlite::Result<_>>()?;
+    parse_all(stored, |row| row.parse(schema))
 }
 
 /// Returns the number of matches of `query`.
@@ -363,9 +414,7 @@ pub fn list(
     c.args
         .push(SqlValue::Integer(i64::try_from(offset).unwrap_or(i64::MAX)));
     let mut stmt = conn.prepare(&sql)?;
-    let mut items: Vec<ItemSummary> = stmt
-        .query_map(params_from_iter(c.args), |r| summary_row(r, schema))?
-        .collect::<rusqlite::Result<_>>()?;
+    let mut items = summaries(&mut stmt, c.args, schema)?;
     let has_more = limit.is_some_and(|l| items.len() > l);
     if let Some(l) = limit {
         items.truncate(l);
@@ -401,8 +450,7 @@ pub fn select(
         order_by(sort)
     );
     let mut stmt = conn.prepare(&sql)?;
-    stmt.query_map(params_from_iter(c.args), |r| summary_row(r, schema))?
-        .collect()
+    summaries(&mut stmt, c.args, schema)
 }
 
 /// Returns the `(type, status)` counts of the matches of `query`, sorted by type then status.
@@ -482,49 +530,4 @@ pub fn children(
         out.push(map);
     }
     Ok((out, usize::try_from(total).unwrap_or(0)))
-}
-
-/// Returns the stored documents (light metadata plus heavy collections, in canonical key order,
-/// and the body) of the given relative paths; `None` for paths without an item row.
-///
-/// # Errors
-/// SQLite failures.
-pub fn documents(
-    conn: &Connection,
-    paths: &[String],
-) -> rusqlite::Result<Vec<Option<pm_engine::item::ItemDoc>>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT i.light_json, c.heavy_json, c.body FROM items i
-         JOIN item_content c ON c.item_key = i.item_key WHERE i.path = ?1",
-    )?;
-    paths
-        .iter()
-        .map(|p| {
-            let row = stmt.query_row([p], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            });
-            match row {
-                Ok((light, heavy, body)) => {
-                    let mut meta: Map<String, Value> =
-                        serde_json::from_str(&light).unwrap_or_default();
-                    if let Some(heavy) = heavy {
-                        let heavy: Map<String, Value> =
-                            serde_json::from_str(&heavy).unwrap_or_default();
-                        meta.extend(heavy);
-                        meta = pm_engine::item::canon::order_metadata(&meta);
-                    }
-                    Ok(Some(pm_engine::item::ItemDoc {
-                        metadata: meta,
-                        body,
-                    }))
-                }
-                Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
-                Err(e) => Err(e),
-            }
-        })
-        .collect()
 }

@@ -5,7 +5,7 @@ use crate::fixture::{
     Fixture, TestResult, assert_same_listing, history_line, ids, item, schema, seeded,
 };
 use pm_engine::query::{Page, Query, Sort, Source};
-use pm_index::EventQuery;
+use pm_index::{DocumentParts, EventQuery};
 use serde_json::json;
 use std::fs::FileTimes;
 
@@ -171,12 +171,25 @@ fn documents_come_from_the_index() -> TestResult {
         "tasks/pm-a.toon".to_string(),
         "tasks/missing.toon".to_string(),
     ];
-    let found = index.documents(&paths)?;
+    let found = index.documents(&paths, DocumentParts::Whole)?;
     let (source, docs) = (found.source(), found.rows);
     assert_eq!(source, Source::Index);
-    let scanned = f.scan_index(&schema).documents(&paths)?.rows;
+    let scanned = f
+        .scan_index(&schema)
+        .documents(&paths, DocumentParts::Whole)?
+        .rows;
     assert_eq!(docs, scanned);
     assert!(docs[0].is_some() && docs[1].is_none());
+    let heavy = index.documents(&paths, DocumentParts::Heavy)?.rows;
+    let heavy_scanned = f
+        .scan_index(&schema)
+        .documents(&paths, DocumentParts::Heavy)?
+        .rows;
+    assert_eq!(heavy, heavy_scanned);
+    let doc = heavy[0].as_ref().expect("pm-a is stored");
+    let keys: Vec<&str> = doc.metadata.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["comments"]);
+    assert_eq!(doc.body, "A body about giraffes");
     Ok(())
 }
 

@@ -346,6 +346,8 @@ pub enum CommandOutput {
     /// A read surface's result after the read-output layer (`read_output::finish_read`),
     /// printed in the encoding it was measured in.
     Read(Finished),
+    /// A full-row JSON list whose rows are printed as they are produced.
+    Streamed(Box<listing::list_stream::ListStream>),
     /// Plain text in TOON mode (a shell script), the `document` under JSON.
     Text {
         /// What TOON mode prints, verbatim.
@@ -381,6 +383,7 @@ impl CommandOutput {
             CommandOutput::Bench(manifest) => render(manifest, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
             CommandOutput::Read(finished) => render_value(&finished.value, finished.format, out),
+            CommandOutput::Streamed(stream) => stream.write(out),
             CommandOutput::Text { text, document } => match format {
                 Format::Toon => out.write_all(text.as_bytes()),
                 Format::Json => render(document, format, out),
@@ -408,6 +411,7 @@ impl CommandOutput {
     pub fn exit_code(&self) -> u8 {
         match self {
             CommandOutput::Read(finished) => finished.exit_code,
+            CommandOutput::Streamed(stream) => stream.exit_code(),
             CommandOutput::Mutation { exit_code, .. } => *exit_code,
             CommandOutput::Reindex(output) => output.exit_code(),
             _ => exit::SUCCESS,

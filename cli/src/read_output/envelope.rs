@@ -85,9 +85,40 @@ pub fn to_object<T: Serialize>(result: &T) -> Map<String, Value> {
     }
 }
 
+/// Like [`to_object`] for a result whose `key` field was serialized empty: the rows are moved
+/// into that key's place afterwards instead of being copied value by value.
+pub fn to_object_with_rows<T: Serialize>(
+    result: &T,
+    key: &str,
+    rows: Vec<Value>,
+) -> Map<String, Value> {
+    let mut map = to_object(result);
+    if let Some(slot) = map.get_mut(key) {
+        *slot = Value::Array(rows);
+    }
+    map
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn moved_rows_keep_their_key_position() {
+        #[derive(Serialize)]
+        struct Page {
+            items: Vec<Value>,
+            count: usize,
+        }
+        let page = Page {
+            items: Vec::new(),
+            count: 1,
+        };
+        let map = to_object_with_rows(&page, "items", vec![Value::from("row")]);
+        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["items", "count"]);
+        assert_eq!(map["items"], serde_json::json!(["row"]));
+    }
 
     #[test]
     fn paging_keeps_key_order_and_drops_absent_keys() {

@@ -174,22 +174,11 @@ pub fn finish_read(
     if let Some(after) = meta.after.as_deref().filter(|a| !a.is_empty()) {
         continuation::collapse(&mut env, after);
     }
-    let invocation = provenance::Invocation {
-        spelling: &meta.spelling,
-        legacy: &meta.legacy,
-        intent_budget: meta.intent.as_ref().map(|i| i.token_budget),
-    };
+    let invocation = invocation_of(meta);
     let resolved = provenance::resolve(surface, invocation, request, format);
     let binding = resolved.binding(request.session.as_ref().map(SessionState::remaining));
-    let (selectors, selector_flag) = match request.selectors(surface) {
-        canonical if canonical.is_empty() => (meta.selectors.clone(), "--fields"),
-        canonical => (canonical, "--output-include"),
-    };
-    let engaged_by_flags = !request.include.is_empty()
-        || !selectors.is_empty()
-        || request.session.is_some()
-        || request.cursor.is_some()
-        || request.row_contract;
+    let (selectors, selector_flag) = selectors_of(meta, request);
+    let engaged_by_flags = engaged_by_flags(request, &selectors);
     let may_cut = matches!(request.limit, Some(Bound::At(_)));
     if !engaged_by_flags && !may_cut && binding.is_none() {
         settle_intent(&mut env, format);
@@ -301,6 +290,49 @@ pub fn finish_read(
 }
 
 /// Settles a `context_intent` estimate on the final printed bytes (nothing else changed).
+/// Returns true when [`finish_read`] leaves a result's rows exactly as given: no intent,
+/// continuation, selector, session, cursor, row contract, output limit or binding budget works
+/// on them, so only envelope keys (echo redaction, settings warnings, the omission receipt)
+/// change. A caller may then print rows it never built as values (see
+/// [`crate::render::render_streamed_json`]).
+pub fn leaves_rows_alone(meta: &ReadMeta, request: &ReadOutputRequest, format: Format) -> bool {
+    if meta.intent.is_some() || meta.after.as_deref().is_some_and(|a| !a.is_empty()) {
+        return false;
+    }
+    let resolved = provenance::resolve(meta.surface, invocation_of(meta), request, format);
+    let binding = resolved.binding(request.session.as_ref().map(SessionState::remaining));
+    let (selectors, _) = selectors_of(meta, request);
+    !engaged_by_flags(request, &selectors)
+        && !matches!(request.limit, Some(Bound::At(_)))
+        && binding.is_none()
+}
+
+fn invocation_of(meta: &ReadMeta) -> provenance::Invocation<'_> {
+    provenance::Invocation {
+        spelling: &meta.spelling,
+        legacy: &meta.legacy,
+        intent_budget: meta.intent.as_ref().map(|i| i.token_budget),
+    }
+}
+
+/// The row selectors in force and the flag that named them.
+fn selectors_of(meta: &ReadMeta, request: &ReadOutputRequest) -> (Vec<String>, &'static str) {
+    match request.selectors(meta.surface) {
+        canonical if canonical.is_empty() => (meta.selectors.clone(), "--fields"),
+        canonical => (canonical, "--output-include"),
+    }
+}
+
+/// Whether flags make the read-output step work on rows: include selectors, sessions,
+/// output cursors or the row contract.
+fn engaged_by_flags(request: &ReadOutputRequest, selectors: &[String]) -> bool {
+    !request.include.is_empty()
+        || !selectors.is_empty()
+        || request.session.is_some()
+        || request.cursor.is_some()
+        || request.row_contract
+}
+
 fn settle_intent(env: &mut Map<String, Value>, format: Format) {
     if env.contains_key("context_intent") {
         settle(env, format, write_intent_estimate);

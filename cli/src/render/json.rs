@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use serde_json::{Map, Value};
 
 /// How many bytes [`write`] gathers before handing them to the writer.
-const CHUNK: usize = 64 * 1024;
+pub(super) const CHUNK: usize = 64 * 1024;
 
 /// Returns the pretty JSON text of `value` with a trailing newline.
 pub(super) fn encode(value: &Value) -> String {
@@ -65,7 +65,7 @@ fn count(frame: impl FnOnce(&mut Sink<'_>)) -> usize {
 }
 
 /// Where framed bytes go: a writer behind a buffer, or only a byte count.
-enum Sink<'a> {
+pub(super) enum Sink<'a> {
     Write {
         buf: String,
         out: &'a mut dyn Write,
@@ -79,18 +79,18 @@ enum Sink<'a> {
 
 impl Sink<'_> {
     /// The buffer scalars are appended to (`pm_engine::json` writes into a `String`).
-    fn buf(&mut self) -> &mut String {
+    pub(super) fn buf(&mut self) -> &mut String {
         match self {
             Sink::Write { buf, .. } | Sink::Count { buf, .. } => buf,
         }
     }
 
-    fn push(&mut self, text: &str) {
+    pub(super) fn push(&mut self, text: &str) {
         self.buf().push_str(text);
     }
 
     /// Hands the buffer on once it holds a chunk.
-    fn spill(&mut self) {
+    pub(super) fn spill(&mut self) {
         match self {
             Sink::Write { buf, out, failed } if buf.len() >= CHUNK => {
                 if failed.is_none()
@@ -108,7 +108,7 @@ impl Sink<'_> {
         }
     }
 
-    fn finish(self) -> io::Result<()> {
+    pub(super) fn finish(self) -> io::Result<()> {
         match self {
             Sink::Write {
                 failed: Some(e), ..
@@ -119,7 +119,7 @@ impl Sink<'_> {
     }
 }
 
-fn write_value(sink: &mut Sink<'_>, value: &Value, depth: usize) {
+pub(super) fn write_value(sink: &mut Sink<'_>, value: &Value, depth: usize) {
     match value {
         Value::Null => sink.push("null"),
         Value::Bool(b) => sink.push(if *b { "true" } else { "false" }),
@@ -171,7 +171,7 @@ fn write_object(sink: &mut Sink<'_>, map: &Map<String, Value>, depth: usize) {
     sink.push("}");
 }
 
-fn newline(sink: &mut Sink<'_>, depth: usize) {
+pub(super) fn newline(sink: &mut Sink<'_>, depth: usize) {
     const SPACES: &str = "                                                                ";
     let buf = sink.buf();
     buf.push('\n');

@@ -2,13 +2,17 @@
 //! Commands return plain data and never choose an encoding; only `render` branches on `Format`.
 
 pub mod budget;
+pub(crate) mod compact;
 mod json;
+mod json_stream;
 pub mod rows;
 mod toon;
 
 use std::io::{self, Write};
 
 use serde::Serialize;
+
+pub use json_stream::{RowEntry, RowSource, StreamedRow};
 
 /// An output encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -69,6 +73,21 @@ pub fn render_value(
         Format::Toon => out.write_all(toon::encode(value).as_bytes())?,
         Format::Json => json::write(value, out)?,
     }
+    out.flush()
+}
+
+/// Writes the JSON object `root` with the rows of `rows` in place of its `key` entry: the
+/// bytes [`render_value`] prints for `root` holding those rows, produced row by row.
+///
+/// # Errors
+/// Fails when `out` cannot be written.
+pub fn render_streamed_json(
+    root: &serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    rows: &dyn RowSource,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    json_stream::write(root, key, rows, out)?;
     out.flush()
 }
 

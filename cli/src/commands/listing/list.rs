@@ -12,6 +12,7 @@ use super::list_echo::{cursor_contract, echo_paging, echo_presentation, echo_sta
 use super::list_envelope::ListEnvelope;
 use super::list_page::{ListRead, Listed, read_page};
 use super::list_rows::{Projection, parse_fields};
+use super::list_stream;
 use super::row_export::{self, ExportPage, ListFormat, conflict};
 use crate::clock_reads::ReadClock;
 use crate::commands::CommandOutput;
@@ -19,7 +20,9 @@ use crate::commands::filters::list_filters::{ListFilterArgs, StatusScope};
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::progress::index_options;
-use crate::read_output::{QueryCursor, ReadMeta, Surface, finish_read, intent, query_fingerprint};
+use crate::read_output::{
+    QueryCursor, ReadMeta, Surface, finish_read, intent, leaves_rows_alone, query_fingerprint,
+};
 
 /// pm's automatic bound: at least this many matches without `--limit` return 20 rows.
 pub const AUTO_LIMIT: AutoLimit = AutoLimit {
@@ -500,7 +503,15 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
         projection: &projection,
         fingerprint: &fingerprint,
     };
-    let mut listed = read_page(&index, &read)?;
+    let meta = read_meta(args, spelling, resolved_intent);
+    let local = args.format.and_then(ListFormat::envelope);
+    let format = ctx.read_output.resolve_format(ctx.format, local);
+    let alone = export.is_none() && leaves_rows_alone(&meta, &ctx.read_output, format);
+    let (mut listed, streamed) = if list_stream::applies(&read, format, alone) {
+        list_stream::read(&index, &read).map(|(listed, rows)| (listed, Some(rows)))?
+    } else {
+        (read_page(&index, &read)?, None)
+    };
     check_strict(args, &listed)?;
     let now = pm_engine::clock::format_iso_ms(now);
     if let Some(export) = export {
@@ -516,10 +527,11 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
     let notices = std::mem::take(&mut listed.notices);
     let mut env = ListEnvelope::new(listed, filters, &projection, &sort, now).into_object();
     crate::read_output::skipped::report(&mut env, &notices);
-    let meta = read_meta(args, spelling, resolved_intent);
-    let local = args.format.and_then(ListFormat::envelope);
-    let format = ctx.read_output.resolve_format(ctx.format, local);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, format).map(CommandOutput::Read)
+    let finished = finish_read(Value::Object(env), &meta, &ctx.read_output, format)?;
+    Ok(match streamed {
+        Some(rows) => CommandOutput::Streamed(Box::new(rows.with(finished))),
+        None => CommandOutput::Read(finished),
+    })
 }
 
 fn read_meta(

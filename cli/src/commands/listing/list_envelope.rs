@@ -83,8 +83,9 @@ impl ListEnvelope {
     }
 
     /// The envelope as the JSON object the read-output layer takes.
-    pub(super) fn into_object(self) -> Map<String, Value> {
-        crate::read_output::envelope::to_object(&self)
+    pub(super) fn into_object(mut self) -> Map<String, Value> {
+        let rows = std::mem::take(&mut self.items);
+        crate::read_output::envelope::to_object_with_rows(&self, "items", rows)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use pm_engine::query::{Completeness, Listing, Page, PageStart, Query, Sort, SortAnchor, Source};
 use pm_engine::summary::ItemSummary;
-use pm_index::Index;
+use pm_index::{DocumentParts, Index};
 use serde_json::Value;
 
 use super::list_rows::{Projection, RowSource, TreePosition, project_row, tree_order};
@@ -58,36 +58,71 @@ impl Listed {
     }
 }
 
+/// One page of summaries in output order, before their rows are projected.
+pub struct Paged {
+    /// The page's summaries.
+    pub items: Vec<ItemSummary>,
+    /// Their `--tree` positions.
+    trees: Option<Vec<TreePosition>>,
+    /// The index of the first row among all matches.
+    start: usize,
+    /// The id of the page's last row, which the next cursor continues after.
+    last_id: Option<String>,
+    /// The facade's paging facts.
+    listing: Listing,
+}
+
+impl Paged {
+    /// The page's paging facts around `rows` (`count` rows on the page: `rows.len()`, or the
+    /// number of summaries when the rows are printed later without being built here).
+    pub fn listed(self, read: &ListRead<'_>, rows: Vec<Value>, count: usize) -> Listed {
+        let has_more = self.listing.has_more && count > 0;
+        let next_cursor = has_more.then_some(self.last_id).flatten().map(|after_id| {
+            QueryCursor {
+                fingerprint: read.fingerprint.to_owned(),
+                after_id,
+                after_index: Some((self.start + count - 1) as u64),
+                snapshot: None,
+            }
+            .encode()
+        });
+        Listed {
+            rows,
+            count,
+            total: self.listing.total,
+            applied_limit: read.page.limit.or(self.listing.applied_limit),
+            has_more,
+            next_cursor,
+            source: self.listing.source,
+            completeness: self.listing.completeness,
+            notices: self.listing.notices,
+        }
+    }
+}
+
 /// Reads, pages and projects one list page.
 ///
 /// # Errors
 /// `invalid_query_cursor` when the cursor's row is gone and it recorded no index; scan
 /// failures of the facade.
 pub fn read_page(index: &Index<'_>, read: &ListRead<'_>) -> Result<Listed> {
-    let (items, trees, start, listing) = match read.tree {
-        Some(depth) => tree_page(index, read, depth)?,
-        None => {
-            let (page, start) = resolve_start(index, read)?;
-            let mut listing = index.list(read.query, read.sort, &page)?.into_listing();
-            let items = std::mem::take(&mut listing.items);
-            (items, None, start, listing)
-        }
-    };
+    let mut paged = read_summaries(index, read)?;
+    let items = std::mem::take(&mut paged.items);
     let documents = if read.projection.needs_documents() {
         let paths: Vec<String> = items.iter().map(|i| i.path.clone()).collect();
-        index.documents(&paths)?.rows
+        // Full rows take the light record from the summary: only the heavy part is read.
+        let parts = match read.projection {
+            Projection::Full { .. } => DocumentParts::Heavy,
+            _ => DocumentParts::Whole,
+        };
+        index.documents(&paths, parts)?.rows
     } else {
         Vec::new()
     };
-    let runtime: Vec<&str> = index
-        .schema()
-        .fields
-        .definitions()
-        .iter()
-        .map(|d| d.metadata_key.as_str())
-        .collect();
-    let last_id = items.last().map(|last| last.id.clone());
+    let runtime = runtime_keys(index);
+    let runtime: Vec<&str> = runtime.iter().map(String::as_str).collect();
     let mut documents = documents.into_iter();
+    let trees = paged.trees.take();
     let rows: Vec<Value> = items
         .into_iter()
         .enumerate()
@@ -106,27 +141,36 @@ pub fn read_page(index: &Index<'_>, read: &ListRead<'_>) -> Result<Listed> {
         .collect();
     drop(documents);
     let count = rows.len();
-    let has_more = listing.has_more && count > 0;
-    let next_cursor = has_more.then_some(last_id).flatten().map(|after_id| {
-        QueryCursor {
-            fingerprint: read.fingerprint.to_owned(),
-            after_id,
-            after_index: Some((start + count - 1) as u64),
-            snapshot: None,
+    Ok(paged.listed(read, rows, count))
+}
+
+/// The metadata keys of the tracker's runtime fields, in schema order.
+pub fn runtime_keys(index: &Index<'_>) -> Vec<String> {
+    (index.schema().fields.definitions().iter())
+        .map(|d| d.metadata_key.clone())
+        .collect()
+}
+
+/// Reads one page of summaries in output order (offset, cursor continuation or `--tree`).
+///
+/// # Errors
+/// As [`read_page`].
+pub fn read_summaries(index: &Index<'_>, read: &ListRead<'_>) -> Result<Paged> {
+    let (items, trees, start, listing) = match read.tree {
+        Some(depth) => tree_page(index, read, depth)?,
+        None => {
+            let (page, start) = resolve_start(index, read)?;
+            let mut listing = index.list(read.query, read.sort, &page)?.into_listing();
+            let items = std::mem::take(&mut listing.items);
+            (items, None, start, listing)
         }
-        .encode()
-    });
-    let applied_limit = read.page.limit.or(listing.applied_limit);
-    Ok(Listed {
-        rows,
-        count,
-        total: listing.total,
-        applied_limit,
-        has_more,
-        next_cursor,
-        source: listing.source,
-        completeness: listing.completeness,
-        notices: listing.notices,
+    };
+    Ok(Paged {
+        last_id: items.last().map(|last| last.id.clone()),
+        items,
+        trees,
+        start,
+        listing,
     })
 }
 

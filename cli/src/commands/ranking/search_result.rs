@@ -93,7 +93,10 @@ impl PageRequest<'_> {
         let page = paginate(&ids, self.after, self.fingerprint, self.limit)?;
         let answered = &scored[page.start..page.end];
         let paths: Vec<String> = answered.iter().map(|(o, _)| o.path.clone()).collect();
-        let docs = self.index.documents(&paths)?.rows;
+        let docs = self
+            .index
+            .documents(&paths, pm_index::DocumentParts::Whole)?
+            .rows;
         let page_hits: Vec<_> = answered
             .iter()
             .zip(docs)

@@ -1,0 +1,189 @@
+//! Full `pm list` rows in JSON printed while they are produced.
+//!
+//! When the read-output step leaves rows alone (no budget, limit, selector, session, cursor or
+//! intent; see [`crate::read_output::leaves_rows_alone`]), a full-projection JSON listing does
+//! not build its rows as values: each row's metadata is the compact text the index stores,
+//! split into its members, put in pm's in-memory key order and re-indented as it is printed.
+//! The bytes are those of the rows [`super::list_rows::project_row`] builds; rows whose keys
+//! need JavaScript's key order are built that way.
+
+use std::io::{self, Write};
+
+use pm_engine::item::ItemDoc;
+use pm_engine::read::record_order::IN_MEMORY_KEY_ORDER;
+use pm_engine::summary::{HEAVY_KEYS, ItemSummary};
+use pm_index::{Index, StoredText};
+use serde_json::Value;
+
+use super::list_page::{ListRead, Listed, read_summaries, runtime_keys};
+use super::list_rows::{Projection, RowSource, project_row};
+use crate::failure::Result;
+use crate::read_output::Finished;
+use crate::render::compact::members;
+use crate::render::{Format, RowEntry, StreamedRow, render_streamed_json};
+
+/// The key of the rows in the list envelope.
+const ROWS_KEY: &str = "items";
+
+/// A finished list envelope (its `items` empty) and the rows to print in their place.
+#[derive(Debug)]
+pub struct ListStream {
+    finished: Finished,
+    rows: StoredRows,
+}
+
+/// The page's rows as stored, and how to print them.
+#[derive(Debug)]
+pub struct StoredRows {
+    rows: Vec<StoredRow>,
+    runtime: Vec<String>,
+    body: bool,
+}
+
+/// One row: stored text printed entry by entry, or a summary whose row is built as a value
+/// (its keys need JavaScript's order, or its document was gone).
+#[derive(Debug)]
+enum StoredRow {
+    Text(StoredText),
+    Built(Box<ItemSummary>, Option<StoredText>),
+}
+
+/// Returns true when `read` can be answered by a [`ListStream`]: full rows in JSON, no
+/// `--tree`, and a read-output step that leaves rows alone.
+pub fn applies(read: &ListRead<'_>, format: Format, rows_left_alone: bool) -> bool {
+    rows_left_alone
+        && format == Format::Json
+        && read.tree.is_none()
+        && matches!(read.projection, Projection::Full { .. })
+}
+
+/// Reads the page's summaries and stored text: the paging facts (with no rows) and the rows
+/// to stream. Summaries are kept only for rows that must be built as values.
+///
+/// # Errors
+/// As [`super::list_page::read_page`].
+pub fn read(index: &Index<'_>, read: &ListRead<'_>) -> Result<(Listed, StoredRows)> {
+    let mut paged = read_summaries(index, read)?;
+    let items = std::mem::take(&mut paged.items);
+    let paths: Vec<String> = items.iter().map(|i| i.path.clone()).collect();
+    let texts = index.stored_texts(&paths)?.rows;
+    let count = items.len();
+    let rows = items
+        .into_iter()
+        .zip(texts)
+        .map(|(summary, text)| match text {
+            Some(text) if printable(&text.light) => StoredRow::Text(text),
+            text => StoredRow::Built(Box::new(summary), text),
+        })
+        .collect();
+    let rows = StoredRows {
+        rows,
+        runtime: runtime_keys(index),
+        body: matches!(read.projection, Projection::Full { body: true }),
+    };
+    Ok((paged.listed(read, Vec::new(), count), rows))
+}
+
+impl StoredRows {
+    /// Pairs the rows with their finished envelope.
+    pub fn with(self, finished: Finished) -> ListStream {
+        ListStream {
+            finished,
+            rows: self,
+        }
+    }
+
+    /// The row as [`project_row`] builds it.
+    fn built(&self, summary: &ItemSummary, text: Option<&StoredText>, runtime: &[&str]) -> Value {
+        let document = text.map(|t| ItemDoc {
+            metadata: (t.collections.as_deref())
+                .and_then(|c| serde_json::from_str(c).ok())
+                .unwrap_or_default(),
+            body: t.body.clone(),
+        });
+        let source = RowSource {
+            summary: summary.clone(),
+            document,
+            tree: None,
+        };
+        project_row(&Projection::Full { body: self.body }, source, runtime)
+    }
+
+    /// The entries of a stored row in [`project_row`]'s order: the light record in pm's
+    /// in-memory key order, the heavy collections, then the body when asked for.
+    fn entries<'a>(&self, text: &'a StoredText, runtime: &[&str]) -> Vec<RowEntry<'a>> {
+        let light = members(&text.light);
+        let mut placed = vec![false; light.len()];
+        let mut entries = Vec::with_capacity(light.len() + HEAVY_KEYS.len() + 1);
+        for key in IN_MEMORY_KEY_ORDER.iter().chain(runtime) {
+            if let Some(i) = light.iter().position(|(k, _)| k == key)
+                && !std::mem::replace(&mut placed[i], true)
+            {
+                entries.push(RowEntry::Compact(light[i].0, light[i].1));
+            }
+        }
+        for (i, (key, value)) in light.iter().enumerate() {
+            if !placed[i] {
+                entries.push(RowEntry::Compact(key, value));
+            }
+        }
+        let heavy = text.collections.as_deref().map(members).unwrap_or_default();
+        for key in &HEAVY_KEYS {
+            if let Some((key, value)) = heavy.iter().find(|(k, _)| k == key) {
+                entries.push(RowEntry::Compact(key, value));
+            }
+        }
+        if self.body {
+            entries.push(RowEntry::Text("body", &text.body));
+        }
+        entries
+    }
+}
+
+impl ListStream {
+    /// Writes the envelope with its rows.
+    ///
+    /// # Errors
+    /// Fails when `out` cannot be written.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        match &self.finished.value {
+            Value::Object(root) => render_streamed_json(root, ROWS_KEY, &self.rows, out),
+            other => crate::render::render_value(other, Format::Json, out),
+        }
+    }
+
+    /// The exit code of the finished read.
+    pub fn exit_code(&self) -> u8 {
+        self.finished.exit_code
+    }
+}
+
+impl crate::render::RowSource for StoredRows {
+    fn each_row(&self, emit: &mut dyn FnMut(StreamedRow<'_>)) {
+        let runtime: Vec<&str> = self.runtime.iter().map(String::as_str).collect();
+        for row in &self.rows {
+            match row {
+                StoredRow::Text(text) => emit(StreamedRow::Entries(&self.entries(text, &runtime))),
+                StoredRow::Built(summary, text) => {
+                    emit(StreamedRow::Value(&self.built(
+                        summary,
+                        text.as_ref(),
+                        &runtime,
+                    )));
+                }
+            }
+        }
+    }
+}
+
+/// Whether a stored light record can lead a row printed entry by entry: every key written
+/// without escapes (so its text is its name), none an array index (JavaScript prints those
+/// first), and none a key the heavy collections or the body would replace.
+fn printable(light: &str) -> bool {
+    members(light).iter().all(|(k, _)| {
+        !k.contains('\\')
+            && !pm_engine::json::is_array_index(k)
+            && *k != "body"
+            && !HEAVY_KEYS.contains(k)
+    })
+}
