@@ -12,6 +12,7 @@ use pm_engine::read::graph::{Direction, EdgeModel, KindFilter, Reach};
 use pm_index::{GraphRows, GraphSubset, Index};
 
 use super::deps_result::{DepsLimits, DepsPage, DepsProjection, DepsResult};
+use super::graph::direction;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
@@ -131,6 +132,41 @@ impl DepsArgs {
 pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
     let format = args.format.unwrap_or(DepsFormat::Tree);
     let context = format == DepsFormat::Context;
+    let bounds = read_bounds(args, format)?;
+    let tracker = ctx.tracker()?;
+    let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
+    let id = view.locate(&args.id)?.stem;
+    let index = Index::open(&tracker, view.schema(), index_options(ctx));
+    let direction = direction(args.direction);
+    let (deps, kinds) = load_deps(&index, &id, args, direction, bounds.max_depth)?;
+    let bounded = !args.full;
+    let options = DepsOptions {
+        max_depth: bounds.max_depth,
+        node_limit: bounds
+            .node_limit
+            .or(bounded.then_some(if context { 25 } else { 200 })),
+        edge_limit: bounds
+            .edge_limit
+            .or(bounded.then_some(if context { 50 } else { 400 })),
+        collapse_repeated: args.collapse == Some(DepsCollapse::Repeated),
+        direction,
+        kinds,
+        after: args.cursor.clone(),
+    };
+    let result = deps_result(&deps, &id, &options, format, args)?;
+    finish(ctx, args, id, result)
+}
+
+/// The numeric bounds of a deps read.
+struct ReadBounds {
+    max_depth: usize,
+    node_limit: Option<usize>,
+    edge_limit: Option<usize>,
+}
+
+/// Parses the numeric flags and refuses the context-only flags outside `--format context`
+/// and a blank `--cursor`, in that order.
+fn read_bounds(args: &DepsArgs, format: DepsFormat) -> Result<ReadBounds> {
     let number = |raw: Option<&str>, flag: &str| -> Result<Option<usize>> {
         Ok(raw
             .map(|raw| match raw.trim().parse::<usize>() {
@@ -144,10 +180,13 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
             })
             .transpose()?)
     };
-    let max_depth = number(args.max_depth.as_deref(), "--max-depth")?.unwrap_or(10);
-    let node_limit = number(args.node_limit.as_deref(), "--node-limit")?;
-    let edge_limit = number(args.edge_limit.as_deref(), "--edge-limit")?;
-    if !context && (args.cursor.is_some() || args.direction.is_some() || !args.kind.is_empty()) {
+    let bounds = ReadBounds {
+        max_depth: number(args.max_depth.as_deref(), "--max-depth")?.unwrap_or(10),
+        node_limit: number(args.node_limit.as_deref(), "--node-limit")?,
+        edge_limit: number(args.edge_limit.as_deref(), "--edge-limit")?,
+    };
+    let context_only = args.cursor.is_some() || args.direction.is_some() || !args.kind.is_empty();
+    if format != DepsFormat::Context && context_only {
         return Err(Error::invalid_argument(
             "--format",
             if format == DepsFormat::Tree {
@@ -170,15 +209,21 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
             suggestion: None,
         });
     }
-    let tracker = ctx.tracker()?;
-    let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
-    let id = view.locate(&args.id)?.stem;
-    let index = Index::open(&tracker, view.schema(), index_options(ctx));
-    let direction = match args.direction {
-        None | Some(crate::commands::GraphDirection::Out) => Direction::Out,
-        Some(crate::commands::GraphDirection::In) => Direction::In,
-        Some(crate::commands::GraphDirection::Both) => Direction::Both,
-    };
+    Ok(bounds)
+}
+
+/// Builds the dependency index the read walks and returns it with the `--kind` set.
+///
+/// Only the items reachable from the item, unless `--kind` names a kind the kind facts of
+/// the projection cannot confirm (a dangling parent's `parent`, or no such kind: the
+/// refusal lists every kind, which takes every item).
+fn load_deps(
+    index: &Index,
+    id: &str,
+    args: &DepsArgs,
+    direction: Direction,
+    max_depth: usize,
+) -> Result<(DepsIndex, Option<BTreeSet<String>>)> {
     let wanted: Option<BTreeSet<String>> =
         (!args.kind.is_empty()).then(|| args.kind.iter().map(|k| k.trim().to_owned()).collect());
     let reach = Reach {
@@ -188,10 +233,7 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
         max_depth: Some(max_depth),
         also: Vec::new(),
     };
-    // Only the items reachable from the item, unless `--kind` names a kind the kind facts of
-    // the projection cannot confirm (a dangling parent's `parent`, or no such kind: the
-    // refusal lists every kind, which takes every item).
-    let (deps, every_item) = match index.graph_reachable(&id, &reach)?.rows {
+    let (deps, every_item) = match index.graph_reachable(id, &reach)?.rows {
         GraphRows::Reachable(subset)
             if wanted
                 .as_ref()
@@ -202,43 +244,41 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
         GraphRows::Reachable(_) => (DepsIndex::build(&index.graph_items()?.rows), true),
         GraphRows::All(items) => (DepsIndex::build(&items), true),
     };
-    let kinds = match wanted {
-        Some(wanted) if every_item => {
-            let known = deps.kinds();
-            if let Some(bad) = wanted.iter().find(|k| !known.contains(*k)) {
-                let mut err = Error::invalid_argument(
-                    "--kind",
-                    bad,
-                    "no item declares a dependency of this kind",
-                    Vec::new(),
-                );
-                if let Error::InvalidArgument { allowed, .. } = &mut err {
-                    *allowed = known.into_iter().collect();
-                }
-                return Err(err.into());
+    if let Some(wanted) = wanted.as_ref().filter(|_| every_item) {
+        let known = deps.kinds();
+        if let Some(bad) = wanted.iter().find(|k| !known.contains(*k)) {
+            let mut err = Error::invalid_argument(
+                "--kind",
+                bad,
+                "no item declares a dependency of this kind",
+                Vec::new(),
+            );
+            if let Error::InvalidArgument { allowed, .. } = &mut err {
+                *allowed = known.into_iter().collect();
             }
-            Some(wanted)
+            return Err(err.into());
         }
-        wanted => wanted,
-    };
-    let bounded = !args.full;
-    let options = DepsOptions {
-        max_depth,
-        node_limit: node_limit.or(bounded.then_some(if context { 25 } else { 200 })),
-        edge_limit: edge_limit.or(bounded.then_some(if context { 50 } else { 400 })),
-        collapse_repeated: args.collapse == Some(DepsCollapse::Repeated),
-        direction,
-        kinds,
-        after: args.cursor.clone(),
-    };
-    let census = deps.census(&id, &options);
+    }
+    Ok((deps, wanted))
+}
+
+/// The typed result: the census counts, then (without `--summary`) the rows and what the
+/// bounds cut.
+fn deps_result(
+    deps: &DepsIndex,
+    id: &str,
+    options: &DepsOptions,
+    format: DepsFormat,
+    args: &DepsArgs,
+) -> Result<DepsResult> {
+    let census = deps.census(id, options);
     let format_name = match format {
         DepsFormat::Tree => "tree",
         DepsFormat::Graph => "graph",
         DepsFormat::Context => "context",
     };
     let mut result = DepsResult {
-        id: id.clone(),
+        id: id.to_owned(),
         format: format_name,
         node_count: census.node_count,
         edge_count: census.edge_count,
@@ -255,39 +295,36 @@ pub fn cmd_deps_read(ctx: &Ctx, args: &DepsArgs) -> Result<Finished> {
         legacy_alias_counts: census.legacy_alias_counts,
         projection: DepsProjection::new("summary", false),
     };
-    let mut complete = !args.summary;
-    if !args.summary {
-        let bounds = deps_rows(&deps, &id, &options, format, &mut result)?;
-        complete = bounds.reasons.is_empty();
-        result.truncated = Some(!complete);
-        result.limits = Some(DepsLimits {
-            max_depth,
-            node_limit: options.node_limit,
-            edge_limit: options.edge_limit,
-        });
-        result.omitted_node_count = Some(census.node_count.saturating_sub(bounds.nodes));
-        result.omitted_edge_count = Some(census.edge_count.saturating_sub(bounds.edges));
-        result.truncation_reasons = Some(bounds.reasons);
+    if args.summary {
+        return Ok(result);
     }
-    let mode = if args.summary {
-        "summary"
-    } else if args.full {
-        "full"
-    } else {
-        format_name
-    };
+    let bounds = deps_rows(deps, id, options, format, &mut result)?;
+    let complete = bounds.reasons.is_empty();
+    result.truncated = Some(!complete);
+    result.limits = Some(DepsLimits {
+        max_depth: options.max_depth,
+        node_limit: options.node_limit,
+        edge_limit: options.edge_limit,
+    });
+    result.omitted_node_count = Some(census.node_count.saturating_sub(bounds.nodes));
+    result.omitted_edge_count = Some(census.edge_count.saturating_sub(bounds.edges));
+    result.truncation_reasons = Some(bounds.reasons);
+    let mode = if args.full { "full" } else { format_name };
     result.projection = DepsProjection::new(mode, complete);
+    Ok(result)
+}
+
+/// Runs the typed result through the read-output layer.
+fn finish(ctx: &Ctx, args: &DepsArgs, id: String, result: DepsResult) -> Result<Finished> {
+    let collapse = args.collapse.map(|c| {
+        if c == DepsCollapse::Repeated {
+            "repeated"
+        } else {
+            "none"
+        }
+    });
     let mut meta = ReadMeta::new(Surface::Deps, "deps")
-        .legacy_value(
-            "--collapse",
-            args.collapse.map(|c| {
-                if c == DepsCollapse::Repeated {
-                    "repeated"
-                } else {
-                    "none"
-                }
-            }),
-        )
+        .legacy_value("--collapse", collapse)
         .legacy_switch("--full", args.full)
         .legacy_switch("--summary", args.summary)
         .legacy_value("--edge-limit", args.edge_limit.as_deref())

@@ -1,26 +1,20 @@
 //! `pm graph <subcommand> [id] [target]`: traversals, paths, impact,
 //! analysis and audit over parent links and dependency edges. The algorithms live in
-//! `pm_engine::read::graph`; this file parses the flags, picks bounds and renders rows.
+//! `pm_engine::read::graph`; this file parses the flags and hands the typed result
+//! (`graph_read`, `graph_result`) to the read-output layer.
 
 use pm_engine::Error;
 use pm_engine::read::TrackerView;
-use pm_engine::read::graph::{
-    Direction, ItemGraph, KindSet, PathOptions, Reached, TraversalOptions, analyze, audit,
-    find_paths, traverse,
-};
+use pm_engine::read::graph::Direction;
 use pm_index::Index;
-use serde_json::{Map, Value, json};
 
+use super::graph_read::{GraphBounds, GraphRead};
+use super::graph_result::GraphResult;
 use crate::commands::relations::graph_reach;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::progress::index_options;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read};
-
-/// At most this many cycles, and ids per cycle, are listed in a result.
-const CYCLE_CAP: usize = 10;
-/// At most this many missing ids are listed in a traversal result.
-const MISSING_CAP: usize = 50;
 
 /// Walk and check the item graph: parent links and dependency edges
 ///
@@ -116,7 +110,7 @@ const SUPPORTED: [GraphSubcommand; 8] = [
 ];
 
 impl GraphSubcommand {
-    fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         use clap::ValueEnum;
         self.to_possible_value()
             .map(|v| v.get_name().to_owned())
@@ -145,7 +139,31 @@ pub type GraphOutput = Finished;
 /// `item_not_found` for an unknown id; `invalid_argument_value` for bad numbers or kinds;
 /// `conflicting_arguments`; `invalid_query_cursor` for an `--after` that is not a row.
 pub fn cmd_graph(ctx: &Ctx, args: &GraphArgs) -> Result<GraphOutput> {
-    use GraphSubcommand as S;
+    let bounds = check_args(args)?;
+    let tracker = ctx.tracker()?;
+    let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
+    let root = resolve(&view, args.id.as_deref())?;
+    let target = resolve(&view, args.target.as_deref())?;
+    let index = Index::open(&tracker, view.schema(), index_options(ctx));
+    let graph = graph_reach::load(
+        &index,
+        args,
+        root.as_deref(),
+        target.as_deref(),
+        bounds.max_depth,
+    )?;
+    let read = GraphRead {
+        graph: &graph,
+        view: &view,
+        args,
+        bounds,
+    };
+    finish(ctx, args, read.result(root, target)?)
+}
+
+/// Checks the subcommand, operands and flags that need no tracker, in refusal order, and
+/// returns the numeric bounds.
+fn check_args(args: &GraphArgs) -> Result<GraphBounds> {
     let sub = args.subcommand;
     if !SUPPORTED.contains(&sub) {
         return Err(Error::UnsupportedSubcommand {
@@ -156,9 +174,11 @@ pub fn cmd_graph(ctx: &Ctx, args: &GraphArgs) -> Result<GraphOutput> {
         .into());
     }
     check_operands(args)?;
-    let limit = positive(args.limit.as_deref(), "--limit")?;
-    let max_depth = positive(args.max_depth.as_deref(), "--max-depth")?;
-    let max_paths = positive(args.max_paths.as_deref(), "--max-paths")?;
+    let bounds = GraphBounds {
+        limit: positive(args.limit.as_deref(), "--limit")?,
+        max_depth: positive(args.max_depth.as_deref(), "--max-depth")?,
+        max_paths: positive(args.max_paths.as_deref(), "--max-paths")?,
+    };
     if let Some(after) = &args.after
         && after.trim().is_empty()
     {
@@ -171,295 +191,18 @@ pub fn cmd_graph(ctx: &Ctx, args: &GraphArgs) -> Result<GraphOutput> {
             suggestion: None,
         });
     }
-    if args.full && limit.is_some() && matches!(sub, S::Impact | S::Audit) {
+    let paged = matches!(sub, GraphSubcommand::Impact | GraphSubcommand::Audit);
+    if args.full && bounds.limit.is_some() && paged {
         return Err(conflict(
             "--full returns every row; drop --limit or --full",
             "--full",
         ));
     }
-    let tracker = ctx.tracker()?;
-    let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
-    let root = args
-        .id
-        .as_deref()
-        .map(|raw| resolve(&view, raw))
-        .transpose()?;
-    let target = args
-        .target
-        .as_deref()
-        .map(|raw| resolve(&view, raw))
-        .transpose()?;
-    let index = Index::open(&tracker, view.schema(), index_options(ctx));
-    let graph = graph_reach::load(&index, args, root.as_deref(), target.as_deref(), max_depth)?;
-    let node = |id: &str| graph.node(id).ok_or_else(|| view.not_found(id));
-    let kinds = |default: KindSet| -> Result<KindSet> {
-        if args.kind.is_empty() {
-            return Ok(default);
-        }
-        Ok(graph
-            .parse_kinds(args.kind.iter().map(String::as_str))
-            .map_err(|bad| Error::InvalidArgument {
-                field: "--kind".into(),
-                value: bad,
-                reason: "not an edge kind of this tracker".into(),
-                allowed: graph.kind_names().to_vec(),
-            })?)
-    };
-    let mode = if args.summary {
-        "summary"
-    } else if args.full {
-        "full"
-    } else {
-        "default"
-    };
-    let mut env = Map::new();
-    env.insert("subcommand".into(), json!(sub.name()));
-    env.insert("root".into(), json!(root));
-    match sub {
-        S::Ancestors | S::Descendants | S::Predecessors | S::Successors | S::Impact => {
-            let (direction, default_kinds) = match sub {
-                S::Ancestors => (Direction::In, graph.hierarchy_kinds()),
-                S::Descendants => (Direction::Out, graph.hierarchy_kinds()),
-                S::Predecessors => (Direction::In, graph.dependency_kinds()),
-                S::Successors => (Direction::Out, graph.dependency_kinds()),
-                _ => (direction(args.direction), graph.directed_kinds()),
-            };
-            if sub != S::Impact && args.direction.is_some() {
-                return Err(conflict(
-                    "the traversal fixes its direction; --direction applies to paths and impact",
-                    "--direction",
-                ));
-            }
-            let impact = sub == S::Impact;
-            let page = if args.summary || (impact && args.full) {
-                None
-            } else {
-                Some(limit.unwrap_or(if impact { 10 } else { 100 }))
-            };
-            let options = TraversalOptions {
-                direction,
-                kinds: kinds(default_kinds)?,
-                max_depth,
-                after: if args.summary {
-                    None
-                } else {
-                    args.after.clone()
-                },
-                limit: page,
-            };
-            let start = node(root.as_deref().unwrap_or_default())?;
-            let walk = traverse(&graph, start, &options)?;
-            env.insert(
-                "count".into(),
-                json!(if args.summary { 0 } else { walk.rows.len() }),
-            );
-            if args.summary {
-                env.insert("total".into(), json!(walk.rows.len()));
-            }
-            env.insert(
-                "truncated".into(),
-                json!(walk.has_more || walk.depth_limited),
-            );
-            env.insert(
-                "cost".into(),
-                json!({"visited_nodes": walk.visited_nodes, "inspected_edges": walk.inspected_edges}),
-            );
-            env.insert("next_cursor".into(), json!(walk.next_cursor));
-            if !args.summary {
-                let rows: Vec<Value> = walk
-                    .rows
-                    .iter()
-                    .map(|r| {
-                        if impact || args.full {
-                            reached_row(&graph, r, if impact { "distance" } else { "depth" })
-                        } else {
-                            json!(graph.id(r.node))
-                        }
-                    })
-                    .collect();
-                env.insert(
-                    (if impact { "affected" } else { "ids" }).into(),
-                    Value::Array(rows),
-                );
-            }
-            env.insert("direction".into(), json!(direction_name(direction)));
-            env.insert("kinds".into(), json!(kind_list(&graph, &options.kinds)));
-            env.insert("max_depth".into(), json!(max_depth));
-            env.insert("limit".into(), json!(page));
-            env.insert("depth_limited".into(), json!(walk.depth_limited));
-            env.insert("missing".into(), json!(cap(walk.missing, MISSING_CAP)));
-            insert_cycles(&mut env, walk.cycles);
-        }
-        S::Paths => {
-            let options = PathOptions {
-                direction: direction(args.direction),
-                kinds: kinds(graph.directed_kinds())?,
-                max_depth: max_depth.unwrap_or(10),
-                max_paths: max_paths.unwrap_or(10),
-            };
-            let (from, to) = (
-                node(root.as_deref().unwrap_or_default())?,
-                node(target.as_deref().unwrap_or_default())?,
-            );
-            let search = find_paths(&graph, from, to, &options);
-            env.insert("target".into(), json!(target));
-            env.insert(
-                "count".into(),
-                json!(if args.summary { 0 } else { search.paths.len() }),
-            );
-            if args.summary {
-                env.insert("total".into(), json!(search.paths.len()));
-            }
-            env.insert(
-                "truncated".into(),
-                json!(search.stopped_by.is_some() || search.depth_limited),
-            );
-            env.insert(
-                "cost".into(),
-                json!({"visited_nodes": search.visited_nodes, "inspected_edges": search.inspected_edges}),
-            );
-            env.insert("next_cursor".into(), Value::Null);
-            if !args.summary {
-                let rows: Vec<Value> = search
-                    .paths
-                    .iter()
-                    .map(|p| {
-                        let mut row = Map::new();
-                        row.insert("length".into(), json!(p.kinds.len()));
-                        row.insert(
-                            "ids".into(),
-                            json!(p.nodes.iter().map(|&n| graph.id(n)).collect::<Vec<_>>()),
-                        );
-                        row.insert(
-                            "via".into(),
-                            json!(
-                                p.kinds
-                                    .iter()
-                                    .map(|&k| graph.kind_name(k))
-                                    .collect::<Vec<_>>()
-                            ),
-                        );
-                        if args.full {
-                            let nodes: Vec<Value> =
-                                p.nodes.iter().map(|&n| node_row(&graph, n)).collect();
-                            row.insert("nodes".into(), Value::Array(nodes));
-                        }
-                        Value::Object(row)
-                    })
-                    .collect();
-                env.insert("paths".into(), Value::Array(rows));
-            }
-            env.insert("direction".into(), json!(direction_name(options.direction)));
-            env.insert("kinds".into(), json!(kind_list(&graph, &options.kinds)));
-            env.insert("max_depth".into(), json!(options.max_depth));
-            env.insert("max_paths".into(), json!(options.max_paths));
-            env.insert("stopped_by".into(), json!(search.stopped_by));
-        }
-        S::Analyze => {
-            env.insert("count".into(), json!(graph.len()));
-            env.insert("truncated".into(), json!(false));
-            env.insert(
-                "cost".into(),
-                json!({"visited_nodes": graph.len(), "inspected_edges": graph.edge_count()}),
-            );
-            env.insert("next_cursor".into(), Value::Null);
-            env.insert("analysis".into(), json!(analyze(&graph)));
-        }
-        _ => return audit_result(&graph, args, limit, env, mode, ctx),
-    }
-    finish(ctx, args, env, mode)
+    Ok(bounds)
 }
 
-/// Fills the audit envelope (findings paged after a `code:id` cursor) and finishes it.
-fn audit_result(
-    graph: &ItemGraph,
-    args: &GraphArgs,
-    limit: Option<usize>,
-    mut env: Map<String, Value>,
-    mode: &str,
-    ctx: &Ctx,
-) -> Result<Finished> {
-    let findings = audit(graph);
-    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    for f in &findings {
-        *counts.entry(f.code).or_default() += 1;
-    }
-    let start = match &args.after {
-        None => 0,
-        Some(after) => match findings.iter().position(|f| f.key() == *after) {
-            Some(i) => i + 1,
-            None => {
-                return Err(CliError::ReadOutput {
-                    kind: ReadOutputRefusal::InvalidQueryCursor,
-                    message: format!(
-                        "Query cursor item {after} is no longer present in this result set."
-                    ),
-                    flag: "--after",
-                    value: Some(after.clone()),
-                    allowed: Box::default(),
-                    suggestion: None,
-                });
-            }
-        },
-    };
-    let page = if args.full || args.summary {
-        None
-    } else {
-        Some(limit.unwrap_or(50))
-    };
-    let end = page.map_or(findings.len(), |n| {
-        start.saturating_add(n).min(findings.len())
-    });
-    let has_more = end < findings.len();
-    env.insert(
-        "count".into(),
-        json!(if args.summary { 0 } else { end - start }),
-    );
-    env.insert("total".into(), json!(findings.len()));
-    env.insert("truncated".into(), json!(has_more));
-    env.insert(
-        "cost".into(),
-        json!({"visited_nodes": graph.len(), "inspected_edges": graph.edge_count()}),
-    );
-    let next = (has_more && end > start).then(|| findings[end - 1].key());
-    env.insert("next_cursor".into(), json!(next));
-    if !args.summary {
-        env.insert("findings".into(), json!(findings[start..end]));
-    }
-    env.insert("finding_counts".into(), json!(counts));
-    env.insert("limit".into(), json!(page));
-    finish(ctx, args, env, mode)
-}
-
-/// Adds the projection and runs the envelope through the read-output layer.
-fn finish(
-    ctx: &Ctx,
-    args: &GraphArgs,
-    mut env: Map<String, Value>,
-    mode: &str,
-) -> Result<Finished> {
-    let analyze = args.subcommand == GraphSubcommand::Analyze;
-    let declared: Vec<Value> = if analyze {
-        Vec::new()
-    } else {
-        vec![json!({"name": "result_rows", "restore_with": "--full"})]
-    };
-    // impact and audit rows are complete when nothing was cut; traversal ids and paths
-    // carry their details only with --full.
-    let rows_complete = matches!(
-        args.subcommand,
-        GraphSubcommand::Impact | GraphSubcommand::Audit
-    ) && !args.summary
-        && env.get("truncated") == Some(&Value::Bool(false));
-    let included: Vec<&str> = if (args.full || rows_complete) && !analyze {
-        vec!["result_rows"]
-    } else {
-        Vec::new()
-    };
-    env.insert(
-        "projection".into(),
-        json!({"mode": mode, "declared_field_groups": declared, "included_field_groups": included}),
-    );
+/// Runs the typed result through the read-output layer.
+fn finish(ctx: &Ctx, args: &GraphArgs, result: GraphResult) -> Result<Finished> {
     let mut meta = ReadMeta::new(Surface::Graph, "graph")
         .legacy_switch("--full", args.full)
         .legacy_switch("--summary", args.summary)
@@ -469,7 +212,7 @@ fn finish(
         .legacy_value("--max-paths", args.max_paths.as_deref());
     meta.operand.clone_from(&args.id);
     let format = ctx.read_output.resolve_format(ctx.format, None);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+    finish_read(result.into_value()?, &meta, &ctx.read_output, format)
 }
 
 fn check_operands(args: &GraphArgs) -> Result<()> {
@@ -516,7 +259,7 @@ fn check_operands(args: &GraphArgs) -> Result<()> {
     }
 }
 
-fn conflict(detail: &str, flag: &str) -> CliError {
+pub(super) fn conflict(detail: &str, flag: &str) -> CliError {
     CliError::Usage {
         kind: UsageKind::ConflictingArguments,
         detail: detail.into(),
@@ -542,66 +285,18 @@ fn positive(raw: Option<&str>, flag: &str) -> Result<Option<usize>> {
         .transpose()?)
 }
 
-/// Resolves an id argument to the item's id (the tracker prefix may be left out).
-fn resolve(view: &TrackerView, raw: &str) -> Result<String> {
-    Ok(view.locate(raw).map(|file| file.stem)?)
+/// Resolves an optional id argument to the item's id (the tracker prefix may be left out).
+fn resolve(view: &TrackerView, raw: Option<&str>) -> Result<Option<String>> {
+    Ok(raw
+        .map(|raw| view.locate(raw).map(|file| file.stem))
+        .transpose()?)
 }
 
+/// The direction of `--direction` (out without the flag).
 pub(crate) fn direction(flag: Option<GraphDirection>) -> Direction {
     match flag {
         None | Some(GraphDirection::Out) => Direction::Out,
         Some(GraphDirection::In) => Direction::In,
         Some(GraphDirection::Both) => Direction::Both,
     }
-}
-
-fn direction_name(direction: Direction) -> &'static str {
-    match direction {
-        Direction::Out => "out",
-        Direction::In => "in",
-        Direction::Both => "both",
-    }
-}
-
-fn kind_list(graph: &ItemGraph, kinds: &KindSet) -> Vec<String> {
-    graph
-        .kind_names()
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| u16::try_from(*k).is_ok_and(|k| kinds.contains(k)))
-        .map(|(_, name)| name.clone())
-        .collect()
-}
-
-fn node_row(graph: &ItemGraph, node: usize) -> Value {
-    let info = graph.info(node);
-    json!({"id": info.id, "title": info.title, "type": info.item_type, "status": info.status})
-}
-
-fn reached_row(graph: &ItemGraph, r: &Reached, depth_key: &str) -> Value {
-    let info = graph.info(r.node);
-    let mut row = Map::new();
-    row.insert("id".into(), json!(info.id));
-    row.insert("title".into(), json!(info.title));
-    row.insert("type".into(), json!(info.item_type));
-    row.insert("status".into(), json!(info.status));
-    row.insert(depth_key.into(), json!(r.depth));
-    row.insert("via".into(), json!(graph.kind_name(r.via)));
-    row.insert("from".into(), json!(graph.id(r.from)));
-    Value::Object(row)
-}
-
-fn cap<T>(mut list: Vec<T>, n: usize) -> Vec<T> {
-    list.truncate(n);
-    list
-}
-
-/// Inserts `cycle_count` and at most [`CYCLE_CAP`] cycles of at most [`CYCLE_CAP`] ids each.
-fn insert_cycles(env: &mut Map<String, Value>, cycles: Vec<Vec<String>>) {
-    env.insert("cycle_count".into(), json!(cycles.len()));
-    let shown: Vec<Vec<String>> = cap(cycles, CYCLE_CAP)
-        .into_iter()
-        .map(|c| cap(c, CYCLE_CAP))
-        .collect();
-    env.insert("cycles".into(), json!(shown));
 }

@@ -4,3 +4,5 @@ pub mod deps;
 pub mod deps_result;
 pub mod graph;
 pub mod graph_reach;
+pub mod graph_read;
+pub mod graph_result;

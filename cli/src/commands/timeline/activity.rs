@@ -7,15 +7,18 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pm_engine::Error;
 use pm_engine::clock::format_iso_ms;
-use pm_engine::history::HistoryEntry;
 use pm_engine::query::parse_when;
-use pm_engine::read::history_view::compact_row;
-use pm_engine::read::{FieldGroup, OmissionReceipt, ProvenanceRow, TrackerView};
+use pm_engine::read::history_view::HistoryProjection;
+use pm_engine::read::{FieldGroup, OmissionReceipt, TrackerView};
 use pm_engine::schema::load;
 use pm_engine::timestamp::parse_timestamp;
 use pm_index::{EventQuery, EventRow, EventSince, Index};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::activity_result::{
+    ActivityResult, ActivityRows, ActivitySummary, AppliedBound, Warning, Window,
+};
+use super::activity_rows::{digest, digest_entry, event_key, event_rows};
 use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result};
@@ -106,7 +109,7 @@ pub type ActivityOutput = Finished;
 
 /// The row shape of an activity read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
+pub(super) enum Mode {
     Digest,
     Compact,
     Provenance,
@@ -171,17 +174,7 @@ pub fn cmd_activity(ctx: &Ctx, args: &ActivityArgs) -> Result<ActivityOutput> {
     let tracker = ctx.tracker()?;
     let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
     let ids = resolve_ids(&view, &args.id)?;
-    let contract = json!({
-        "mode": mode.name(),
-        "id": sorted(&ids),
-        "op": sorted(&args.op),
-        "author": sorted(&args.author),
-        "harness": sorted(&args.harness),
-        "agent_instance": sorted(&args.agent_instance),
-        "from": args.from,
-        "to": args.to,
-    });
-    let fingerprint = query_fingerprint("activity", &contract);
+    let fingerprint = query_fingerprint("activity", &contract(mode, &ids, args));
     let cursor = args
         .after
         .as_deref()
@@ -196,92 +189,117 @@ pub fn cmd_activity(ctx: &Ctx, args: &ActivityArgs) -> Result<ActivityOutput> {
     };
     let loaded = load(&tracker, &ctx.settings_env())?;
     let index = Index::open(&tracker, &loaded.schema, index_options(ctx));
-    let page = index.events_all(
-        &EventQuery {
-            since: Some(EventSince::Timestamp(format_iso_ms(from_ms))),
-            until: Some(format_iso_ms(to_ms)),
-            ops: args.op.clone(),
-            authors: args.author.clone(),
-            streams: ids,
-            harnesses: args.harness.clone(),
-            agent_instances: args.agent_instance.clone(),
-            limit: 0,
-        },
-        false,
-    )?;
+    let page = index.events_all(&event_query(args, ids, from_ms, to_ms), false)?;
     let mut events = page.rows.events;
     events.reverse();
-    let summary = summary(&events, from_ms, to_ms);
-    let digest = (mode == Mode::Digest).then(|| digest(&events));
-    let keys: Vec<String> = match &digest {
-        Some(rows) => rows.iter().map(|r| r.id.clone()).collect(),
-        None => events.iter().map(event_key).collect(),
+    let paging = Paging {
+        mode,
+        limit,
+        cursor: cursor.as_ref().map(|(raw, c)| (*raw, c)),
+        fingerprint,
+        window: (from_ms, to_ms),
     };
-    let total = keys.len();
-    let start = match &cursor {
-        Some((raw, c)) => c.resume_index(keys.iter().map(String::as_str), total, raw)?,
-        None => 0,
+    let paged = paging.page(&view, &events)?;
+    let result = ActivityResult {
+        rows: paged.rows,
+        compact: mode == Mode::Compact,
+        projection: HistoryProjection {
+            mode: mode.name(),
+            row_key: mode.row_key(),
+        },
+        omission_receipt: mode.receipt(),
+        count: paged.end - paged.start,
+        total_count: paged.total,
+        page_start: paged.start,
+        limit,
+        omitted_count: paged.total - paged.end,
+        has_more: paged.end < paged.total,
+        next_cursor: paged.next_cursor,
+        activity_summary: summary(&events, from_ms, to_ms),
+        applied_bound: limit.map(|value| AppliedBound {
+            kind: "limit",
+            source: if args.limit.is_some() {
+                "explicit"
+            } else {
+                "default"
+            },
+            value,
+        }),
+        warnings: Warning::of(&page.notices),
     };
-    let end = limit.map_or(total, |n| start.saturating_add(n).min(total));
-    let rows: Vec<Value> = match &digest {
-        Some(digest) => digest[start..end]
-            .iter()
-            .map(|row| digest_row(&view, row))
-            .collect(),
-        None => events[start..end]
-            .iter()
-            .map(|row| event_row(mode, row, &entry_of(&view, row)))
-            .collect(),
-    };
-    let has_more = end < total;
-    let next_cursor = (has_more && end > start).then(|| {
-        QueryCursor {
-            fingerprint: fingerprint.clone(),
-            after_id: keys[end - 1].clone(),
-            after_index: Some((end) as u64),
-            snapshot: Some(format!(
-                "{}|{}",
-                format_iso_ms(from_ms),
-                format_iso_ms(to_ms)
-            )),
-        }
-        .encode()
-    });
-    let mut env = Map::new();
-    env.insert(mode.row_key().into(), Value::Array(rows));
-    env.insert("compact".into(), json!(mode == Mode::Compact));
-    env.insert(
-        "projection".into(),
-        json!({"mode": mode.name(), "row_key": mode.row_key()}),
-    );
-    env.insert("omission_receipt".into(), json!(mode.receipt()));
-    env.insert("count".into(), json!(end - start));
-    env.insert("total_count".into(), json!(total));
-    env.insert("page_start".into(), json!(start));
-    env.insert("limit".into(), json!(limit));
-    env.insert("omitted_count".into(), json!(total - end));
-    env.insert("has_more".into(), json!(has_more));
-    env.insert("next_cursor".into(), json!(next_cursor));
-    env.insert("activity_summary".into(), summary);
-    if let Some(value) = limit {
-        let source = if args.limit.is_some() {
-            "explicit"
-        } else {
-            "default"
+    finish(ctx, args, result)
+}
+
+/// How a page is cut from the window's events: the mode, the row limit, the `--after`
+/// cursor and what the next page's cursor pins.
+struct Paging<'a> {
+    mode: Mode,
+    limit: Option<usize>,
+    cursor: Option<(&'a str, &'a QueryCursor)>,
+    fingerprint: String,
+    window: (i64, i64),
+}
+
+/// One page: its rows, where it starts and ends among `total` rows, and the next cursor.
+struct Paged {
+    rows: ActivityRows,
+    total: usize,
+    start: usize,
+    end: usize,
+    next_cursor: Option<String>,
+}
+
+impl Paging<'_> {
+    /// Returns the page of `events` (newest first): digest rows or event rows.
+    fn page(self, view: &TrackerView, events: &[EventRow]) -> Result<Paged> {
+        let digest = (self.mode == Mode::Digest).then(|| digest(events));
+        let keys: Vec<String> = match &digest {
+            Some(rows) => rows.iter().map(|r| r.id.clone()).collect(),
+            None => events.iter().map(event_key).collect(),
         };
-        env.insert(
-            "applied_bound".into(),
-            json!({"kind": "limit", "source": source, "value": value}),
-        );
+        let total = keys.len();
+        let start = match self.cursor {
+            Some((raw, c)) => c.resume_index(keys.iter().map(String::as_str), total, raw)?,
+            None => 0,
+        };
+        let end = self
+            .limit
+            .map_or(total, |n| start.saturating_add(n).min(total));
+        let rows = match &digest {
+            Some(digest) => ActivityRows::Digest(
+                digest[start..end]
+                    .iter()
+                    .map(|row| digest_entry(view, row))
+                    .collect(),
+            ),
+            None => event_rows(self.mode, view, &events[start..end]),
+        };
+        let (from_ms, to_ms) = self.window;
+        let next_cursor = (end < total && end > start).then(|| {
+            QueryCursor {
+                fingerprint: self.fingerprint,
+                after_id: keys[end - 1].clone(),
+                after_index: Some(end as u64),
+                snapshot: Some(format!(
+                    "{}|{}",
+                    format_iso_ms(from_ms),
+                    format_iso_ms(to_ms)
+                )),
+            }
+            .encode()
+        });
+        Ok(Paged {
+            rows,
+            total,
+            start,
+            end,
+            next_cursor,
+        })
     }
-    if !page.notices.is_empty() {
-        let warnings: Vec<Value> = page
-            .notices
-            .iter()
-            .map(|n| json!({"code": n.code, "message": n.message}))
-            .collect();
-        env.insert("warnings".into(), Value::Array(warnings));
-    }
+}
+
+/// Runs the typed result through the read-output layer.
+fn finish(ctx: &Ctx, args: &ActivityArgs, result: ActivityResult) -> Result<Finished> {
     let mut meta = ReadMeta::new(Surface::Activity, "activity")
         .legacy_switch("--compact", args.compact)
         .legacy_switch("--full", args.full)
@@ -289,7 +307,35 @@ pub fn cmd_activity(ctx: &Ctx, args: &ActivityArgs) -> Result<ActivityOutput> {
         .legacy_switch("--unbounded", args.unbounded);
     meta.after.clone_from(&args.after);
     let format = ctx.read_output.resolve_format(ctx.format, args.format);
-    finish_read(Value::Object(env), &meta, &ctx.read_output, format)
+    finish_read(result.into_value()?, &meta, &ctx.read_output, format)
+}
+
+/// The query a cursor is bound to: the mode and the sorted filters and window flags.
+fn contract(mode: Mode, ids: &[String], args: &ActivityArgs) -> Value {
+    json!({
+        "mode": mode.name(),
+        "id": sorted(ids),
+        "op": sorted(&args.op),
+        "author": sorted(&args.author),
+        "harness": sorted(&args.harness),
+        "agent_instance": sorted(&args.agent_instance),
+        "from": args.from,
+        "to": args.to,
+    })
+}
+
+/// Every event of the window `[from_ms, to_ms)` that passes the filters.
+fn event_query(args: &ActivityArgs, streams: Vec<String>, from_ms: i64, to_ms: i64) -> EventQuery {
+    EventQuery {
+        since: Some(EventSince::Timestamp(format_iso_ms(from_ms))),
+        until: Some(format_iso_ms(to_ms)),
+        ops: args.op.clone(),
+        authors: args.author.clone(),
+        streams,
+        harnesses: args.harness.clone(),
+        agent_instances: args.agent_instance.clone(),
+        limit: 0,
+    }
 }
 
 /// Resolves the row mode from the flags and `--output-include` mode tokens.
@@ -419,176 +465,21 @@ fn window_of(cursor: &QueryCursor, raw: &str) -> Result<Option<(i64, i64)>> {
 }
 
 /// Returns `activity_summary`: the window and counts over every matching event.
-fn summary(events: &[EventRow], from: i64, to: i64) -> Value {
+fn summary(events: &[EventRow], from: i64, to: i64) -> ActivitySummary {
     let items: BTreeSet<&str> = events.iter().map(|e| e.stream.as_str()).collect();
     let authors: BTreeSet<&str> = events.iter().map(|e| e.author.as_str()).collect();
-    let mut ops: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut ops: BTreeMap<String, usize> = BTreeMap::new();
     for e in events {
-        *ops.entry(e.op.as_str()).or_default() += 1;
+        *ops.entry(e.op.clone()).or_default() += 1;
     }
-    json!({
-        "window": {"from": format_iso_ms(from), "to": format_iso_ms(to)},
-        "event_count": events.len(),
-        "item_count": items.len(),
-        "author_count": authors.len(),
-        "operation_counts": ops,
-    })
-}
-
-/// One item's aggregate over the window.
-struct DigestRow {
-    id: String,
-    event_count: usize,
-    first_ts: String,
-    last_ts: String,
-    ops: BTreeMap<String, usize>,
-}
-
-/// Groups `events` (newest first) by item; rows ordered by last activity, newest first, then id.
-fn digest(events: &[EventRow]) -> Vec<DigestRow> {
-    let mut by_id: BTreeMap<&str, DigestRow> = BTreeMap::new();
-    for e in events {
-        let row = by_id.entry(e.stream.as_str()).or_insert_with(|| DigestRow {
-            id: e.stream.clone(),
-            event_count: 0,
-            first_ts: e.ts.clone(),
-            last_ts: e.ts.clone(),
-            ops: BTreeMap::new(),
-        });
-        row.event_count += 1;
-        if e.ts < row.first_ts {
-            row.first_ts.clone_from(&e.ts);
-        }
-        if e.ts > row.last_ts {
-            row.last_ts.clone_from(&e.ts);
-        }
-        *row.ops.entry(e.op.clone()).or_default() += 1;
-    }
-    let mut rows: Vec<DigestRow> = by_id.into_values().collect();
-    rows.sort_by(|a, b| b.last_ts.cmp(&a.last_ts).then_with(|| a.id.cmp(&b.id)));
-    rows
-}
-
-/// Returns `op:count` for the four most frequent operations (count desc, then name), then
-/// `+N` for the N further operation kinds, joined by `, `.
-fn operations(ops: &BTreeMap<String, usize>) -> String {
-    let mut pairs: Vec<(&String, &usize)> = ops.iter().collect();
-    pairs.sort_by(|a, b| b.1.cmp(a.1).then_with(|| a.0.cmp(b.0)));
-    let mut parts: Vec<String> = pairs
-        .iter()
-        .take(4)
-        .map(|(op, n)| format!("{op}:{n}"))
-        .collect();
-    if pairs.len() > 4 {
-        parts.push(format!("+{}", pairs.len() - 4));
-    }
-    parts.join(", ")
-}
-
-/// Returns a digest row with the item's current type, status and title (`null` for a deleted
-/// item or the workspace stream).
-fn digest_row(view: &TrackerView, row: &DigestRow) -> Value {
-    let doc = view.locate(&row.id).and_then(|file| view.load(&file)).ok();
-    let meta = |key: &str| {
-        doc.as_ref()
-            .and_then(|d| d.metadata.get(key))
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
-    json!({
-        "id": row.id,
-        "type": meta("type"),
-        "status": meta("status"),
-        "title": meta("title"),
-        "event_count": row.event_count,
-        "first_ts": row.first_ts,
-        "last_ts": row.last_ts,
-        "operations": operations(&row.ops),
-    })
-}
-
-/// The cursor key of an event row.
-fn event_key(row: &EventRow) -> String {
-    format!("{}|{}|{}", row.ts, row.stream, row.position)
-}
-
-/// Returns the history entry of an event row, read from its stream (the window query leaves
-/// the entries out; only the page's rows need them); `null` when the stream no longer holds it.
-fn entry_of(view: &TrackerView, row: &EventRow) -> Value {
-    let position = usize::try_from(row.position).unwrap_or(usize::MAX);
-    view.stream(&row.stream)
-        .ok()
-        .and_then(|s| s.entries.get(position).map(HistoryEntry::to_value))
-        .unwrap_or(Value::Null)
-}
-
-/// Returns one event row in `mode` (compact, provenance or full) from its `raw` entry.
-fn event_row(mode: Mode, row: &EventRow, raw: &Value) -> Value {
-    let raw = raw.clone();
-    let index = usize::try_from(row.position).unwrap_or(0) + 1;
-    let mut out = Map::new();
-    out.insert("id".into(), json!(row.stream));
-    match mode {
-        Mode::Full => {
-            out.insert("index".into(), json!(index));
-            if let Value::Object(entry) = raw {
-                out.extend(entry);
-            }
-        }
-        Mode::Provenance => match HistoryEntry::from_value(raw) {
-            Ok(entry) => {
-                if let Ok(Value::Object(row)) =
-                    serde_json::to_value(ProvenanceRow::of(index, &entry))
-                {
-                    out.extend(row);
-                }
-            }
-            Err(_) => {
-                out.insert("index".into(), json!(index));
-                out.insert("ts".into(), json!(row.ts));
-                out.insert("op".into(), json!(row.op));
-                out.insert("author".into(), json!(row.author));
-            }
+    ActivitySummary {
+        window: Window {
+            from: format_iso_ms(from),
+            to: format_iso_ms(to),
         },
-        Mode::Compact | Mode::Digest => match HistoryEntry::from_value(raw) {
-            Ok(entry) => {
-                if let Ok(Value::Object(compact)) = serde_json::to_value(compact_row(index, &entry))
-                {
-                    out.extend(compact);
-                }
-            }
-            Err(_) => {
-                out.insert("index".into(), json!(index));
-                out.insert("ts".into(), json!(row.ts));
-                out.insert("op".into(), json!(row.op));
-                out.insert("author".into(), json!(row.author));
-                out.insert("patch_ops".into(), json!(row.patch_count));
-            }
-        },
-    }
-    Value::Object(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operations_keep_four_kinds_then_count_the_rest() {
-        let ops: BTreeMap<String, usize> = [
-            ("update", 5),
-            ("create", 1),
-            ("close", 2),
-            ("comment", 2),
-            ("claim", 1),
-            ("release", 1),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
-        .collect();
-        assert_eq!(
-            operations(&ops),
-            "update:5, close:2, comment:2, claim:1, +2"
-        );
+        event_count: events.len(),
+        item_count: items.len(),
+        author_count: authors.len(),
+        operation_counts: ops,
     }
 }
