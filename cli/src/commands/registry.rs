@@ -5,6 +5,7 @@
 //!
 //! [`Command`] reaches its spec through one exhaustive `match` (a variant without a spec does
 //! not compile); [`ALL`] lists every spec for lookups by name (the lazy grammar, contracts).
+//! `tests::registry_matches_the_full_grammar` holds the registry equal to the clap grammar.
 
 use clap::Args;
 
@@ -359,5 +360,126 @@ impl Command {
     pub fn secret_guarded(&self) -> bool {
         let Registered { spec, writing } = self.registered();
         spec.guarded(writing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+    use crate::commands::Cli;
+
+    /// Every subcommand of the full grammar (in declaration order) has exactly one spec, with
+    /// its name, aliases and visibility, and every spec is a subcommand of the grammar.
+    #[test]
+    fn registry_matches_the_full_grammar() {
+        let mut full = Cli::command();
+        full.build();
+        let grammar: Vec<&clap::Command> = full
+            .get_subcommands()
+            .filter(|c| c.get_name() != "help")
+            .collect();
+        let names = |specs: &[&CommandSpec]| specs.iter().map(|s| s.name).collect::<Vec<_>>();
+        let clap_names: Vec<&str> = grammar.iter().map(|c| c.get_name()).collect();
+        assert_eq!(names(ALL), clap_names);
+        for sub in grammar {
+            let name = sub.get_name();
+            let specs: Vec<_> = ALL.iter().filter(|s| s.name == name).collect();
+            assert_eq!(specs.len(), 1, "{name}: one spec");
+            let aliases: Vec<&str> = sub.get_all_aliases().collect();
+            assert_eq!(specs[0].aliases, aliases, "{name}: aliases");
+            assert_eq!(specs[0].hidden, sub.is_hide_set(), "{name}: hidden");
+        }
+    }
+
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen = BTreeSet::new();
+        for spec in ALL {
+            for token in std::iter::once(&spec.name).chain(spec.aliases) {
+                assert!(seen.insert(*token), "{token} names two commands");
+            }
+        }
+        assert_eq!(by_token("ctx").map(|s| s.name), Some("context"));
+        assert_eq!(by_token("show").map(|s| s.name), Some("get"));
+        assert!(by_name("show").is_none());
+    }
+
+    /// A command's surface is the one its name resolves to; a command that becomes its
+    /// surface in a mutation mode has one.
+    #[test]
+    fn surfaces_are_what_the_names_resolve_to() {
+        for spec in ALL {
+            assert_eq!(spec.surface, Surface::resolve(spec.name), "{}", spec.name);
+            if spec.read == ReadRule::ReadUnlessWriting {
+                assert!(spec.surface.is_some(), "{}", spec.name);
+            }
+        }
+        let streams: Vec<&str> = ALL.iter().filter(|s| s.ndjson).map(|s| s.name).collect();
+        assert_eq!(streams, ["events"]);
+    }
+
+    fn parsed(args: &[&str]) -> Command {
+        let argv = std::iter::once("pm").chain(args.iter().copied());
+        Cli::try_parse_from(argv).expect("parses").command
+    }
+
+    /// Reads, writes and the two modes of the commands that have both.
+    #[test]
+    fn read_kinds_and_guards_follow_the_mode() {
+        let cases: &[(&[&str], &str, CommandKind, bool)] = &[
+            (&["list-open"], "list-open", CommandKind::Read, false),
+            (&["ctx"], "context", CommandKind::Read, false),
+            (&["show", "pm-a1"], "get", CommandKind::Read, false),
+            (&["events"], "events", CommandKind::Read, false),
+            (&["deps", "pm-a1"], "deps", CommandKind::Read, false),
+            (
+                &["deps", "pm-a1", "--add", "pm-b2"],
+                "deps",
+                CommandKind::HybridMutation(Surface::Deps),
+                true,
+            ),
+            (
+                &["comments", "pm-a1"],
+                "comments",
+                CommandKind::NotRead,
+                false,
+            ),
+            (
+                &["notes", "pm-a1", "--add", "text"],
+                "notes",
+                CommandKind::NotRead,
+                true,
+            ),
+            (&["files", "pm-a1"], "files", CommandKind::NotRead, false),
+            (
+                &["docs", "pm-a1", "--remove", "a.md"],
+                "docs",
+                CommandKind::NotRead,
+                true,
+            ),
+            (
+                &["tests", "pm-a1", "--add", "command=cargo test"],
+                "test",
+                CommandKind::NotRead,
+                true,
+            ),
+            (
+                &["close", "pm-a1", "done"],
+                "close",
+                CommandKind::NotRead,
+                true,
+            ),
+            (&["gc"], "gc", CommandKind::NotRead, false),
+        ];
+        for (args, name, kind, guarded) in cases {
+            let command = parsed(args);
+            assert_eq!(command.name(), *name, "{args:?}");
+            assert_eq!(command.read_kind(), *kind, "{args:?}");
+            assert_eq!(command.secret_guarded(), *guarded, "{args:?}");
+        }
     }
 }
