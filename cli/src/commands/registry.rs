@@ -17,6 +17,8 @@ use crate::commands::{
     StatsArgs, TestArgs, UpdateArgs, ValidateArgs, WhereArgs,
 };
 use crate::read_output::{CommandKind, Surface};
+use GuardRule::{Always, Never, WhenWriting};
+use ReadRule::{NotRead, Read, ReadUnlessWriting};
 
 /// Builds one subcommand's arguments onto its named `clap::Command` (an `XxxArgs` derive).
 pub type Augment = fn(clap::Command) -> clap::Command;
@@ -123,9 +125,6 @@ impl CommandSpec {
         }
     }
 }
-
-use GuardRule::{Always, Never, WhenWriting};
-use ReadRule::{NotRead, Read, ReadUnlessWriting};
 
 /// A read surface.
 const fn read(name: &'static str, surface: Surface, augment: Augment) -> CommandSpec {
