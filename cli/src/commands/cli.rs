@@ -8,13 +8,8 @@ use std::ffi::OsString;
 use clap::{Args, ColorChoice, Parser};
 
 use crate::args::GlobalArgs;
-use crate::commands::{
-    ActivityArgs, AggregateArgs, AnnotationArgs, AppendArgs, BenchArgs, ClaimArgs, CloseArgs,
-    Command, CompletionsArgs, ContextArgs, ContractsArgs, CreateArgs, DeleteArgs, DepsArgs,
-    EventsArgs, GcArgs, GetArgs, GraphArgs, HealthArgs, HistoryArgs, HistoryRepairArgs, InitArgs,
-    ItemArgs, LinksArgs, ListArgs, NextArgs, ReindexArgs, ReleaseArgs, RestoreArgs, SearchArgs,
-    StatsArgs, TestArgs, UpdateArgs, ValidateArgs, WhereArgs,
-};
+use crate::commands::Command;
+use crate::commands::registry;
 
 /// Track work items as files in git: a project tracker for coding agents and humans
 #[derive(Debug, Parser)]
@@ -35,63 +30,6 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
-
-/// Builds one subcommand's arguments onto its named `clap::Command` (an `XxxArgs` derive).
-type Augment = fn(clap::Command) -> clap::Command;
-
-/// Every subcommand of [`Command`] by name, with its aliases and its argument derive, so a
-/// normal invocation builds only the grammar it runs (issue 22). It must say what the
-/// `Command` variants say; `tests::lazy_grammar_matches_the_full_grammar` holds them equal.
-const SUBCOMMANDS: &[(&str, &[&str], Augment)] = &[
-    (
-        "get",
-        &["fetch", "read", "show", "view"],
-        GetArgs::augment_args,
-    ),
-    ("history", &[], HistoryArgs::augment_args),
-    ("init", &[], InitArgs::augment_args),
-    ("validate", &[], ValidateArgs::augment_args),
-    ("gc", &[], GcArgs::augment_args),
-    ("health", &[], HealthArgs::augment_args),
-    ("reindex", &[], ReindexArgs::augment_args),
-    ("where", &[], WhereArgs::augment_args),
-    ("create", &[], CreateArgs::augment_args),
-    ("update", &[], UpdateArgs::augment_args),
-    ("close", &[], CloseArgs::augment_args),
-    ("item", &[], ItemArgs::augment_args),
-    ("claim", &[], ClaimArgs::augment_args),
-    ("release", &[], ReleaseArgs::augment_args),
-    ("delete", &[], DeleteArgs::augment_args),
-    ("restore", &[], RestoreArgs::augment_args),
-    ("append", &[], AppendArgs::augment_args),
-    ("comments", &[], AnnotationArgs::augment_args),
-    ("notes", &[], AnnotationArgs::augment_args),
-    ("learnings", &[], AnnotationArgs::augment_args),
-    ("files", &[], LinksArgs::augment_args),
-    ("docs", &[], LinksArgs::augment_args),
-    ("test", &["tests"], TestArgs::augment_args),
-    ("deps", &[], DepsArgs::augment_args),
-    ("history-repair", &[], HistoryRepairArgs::augment_args),
-    ("contracts", &[], ContractsArgs::augment_args),
-    ("completions", &[], CompletionsArgs::augment_args),
-    ("events", &[], EventsArgs::augment_args),
-    ("activity", &[], ActivityArgs::augment_args),
-    ("graph", &[], GraphArgs::augment_args),
-    ("list", &[], ListArgs::augment_args),
-    ("list-all", &[], ListArgs::augment_args),
-    ("list-draft", &[], ListArgs::augment_args),
-    ("list-open", &[], ListArgs::augment_args),
-    ("list-in-progress", &[], ListArgs::augment_args),
-    ("list-blocked", &[], ListArgs::augment_args),
-    ("list-closed", &[], ListArgs::augment_args),
-    ("list-canceled", &[], ListArgs::augment_args),
-    ("stats", &[], StatsArgs::augment_args),
-    ("aggregate", &[], AggregateArgs::augment_args),
-    ("search", &[], SearchArgs::augment_args),
-    ("next", &[], NextArgs::augment_args),
-    ("context", &["ctx"], ContextArgs::augment_args),
-    ("bench", &[], BenchArgs::augment_args),
-];
 
 /// Returns the top of the grammar without subcommands: what `#[command(...)]` on [`Cli`] and
 /// its global flags declare.
@@ -117,10 +55,9 @@ pub fn invoked_grammar(argv: &[OsString]) -> Option<clap::Command> {
     let Some(name) = subcommand_token(&root, argv) else {
         return Some(root);
     };
-    let (name, aliases, augment) = SUBCOMMANDS
-        .iter()
-        .find(|(n, aliases, _)| *n == name || aliases.contains(&name))?;
-    Some(root.subcommand(augment(clap::Command::new(*name)).aliases(aliases.iter().copied())))
+    let spec = registry::by_token(name)?;
+    let sub = (spec.augment)(clap::Command::new(spec.name)).aliases(spec.aliases.iter().copied());
+    Some(root.subcommand(sub))
 }
 
 /// Returns the first operand of `argv` that is not the value of a global flag: the subcommand
@@ -250,7 +187,7 @@ mod lazy {
             .filter(|c| c.get_name() != "help")
             .cloned()
             .collect();
-        assert_eq!(subcommands.len(), SUBCOMMANDS.len());
+        assert_eq!(subcommands.len(), registry::ALL.len());
         for mut sub in subcommands {
             let tokens = std::iter::once(sub.get_name().to_owned())
                 .chain(sub.get_all_aliases().map(str::to_owned))

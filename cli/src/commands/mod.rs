@@ -1,4 +1,5 @@
-//! The `Command` enum (one variant per subcommand) and the dispatch `match`; nothing else.
+//! The `Command` enum (one variant per subcommand) and the dispatch `match`; every other fact
+//! about a command is its spec in `registry.rs`.
 //! Each command lives in `commands/<family>/<name>.rs` as `XxxArgs`, `cmd_xxx` and `XxxOutput`;
 //! the families are `listing/`, `ranking/`, `filters/` (the one filter front-end),
 //! `relations/`, `timeline/`, `mutate/` and `maintain/`.
@@ -9,6 +10,7 @@ mod listing;
 mod maintain;
 pub(crate) mod mutate;
 mod ranking;
+pub mod registry;
 mod relations;
 mod timeline;
 
@@ -58,11 +60,12 @@ use crate::mutation::MutationOutput;
 use crate::read_output::{CommandKind, Finished};
 use crate::render::{Format, render, render_summarized, render_value};
 
-/// pm's subcommands. Variants carry no doc comment: the help text is the one on `XxxArgs`.
+/// pm's subcommands. Variants carry no doc comment: the help text is the one on `XxxArgs`;
+/// aliases and visibility are read from the registry, whose test holds the names equal.
 #[derive(Debug, clap::Subcommand)]
 #[allow(missing_docs)]
 pub enum Command {
-    #[command(visible_aliases = ["fetch", "read", "show", "view"])]
+    #[command(visible_aliases = registry::GET.aliases)]
     Get(GetArgs),
     History(HistoryArgs),
     Init(InitArgs),
@@ -85,7 +88,7 @@ pub enum Command {
     Learnings(AnnotationArgs),
     Files(LinksArgs),
     Docs(LinksArgs),
-    #[command(visible_alias = "tests")]
+    #[command(visible_aliases = registry::TEST.aliases)]
     Test(TestArgs),
     Deps(DepsArgs),
     HistoryRepair(HistoryRepairArgs),
@@ -95,182 +98,30 @@ pub enum Command {
     Activity(ActivityArgs),
     Graph(GraphArgs),
     List(ListArgs),
-    #[command(name = "list-all", hide = true)]
+    #[command(hide = registry::LIST_ALL.hidden)]
     ListAll(ListArgs),
-    #[command(name = "list-draft", hide = true)]
+    #[command(hide = registry::LIST_DRAFT.hidden)]
     ListDraft(ListArgs),
-    #[command(name = "list-open", hide = true)]
+    #[command(hide = registry::LIST_OPEN.hidden)]
     ListOpen(ListArgs),
-    #[command(name = "list-in-progress", hide = true)]
+    #[command(hide = registry::LIST_IN_PROGRESS.hidden)]
     ListInProgress(ListArgs),
-    #[command(name = "list-blocked", hide = true)]
+    #[command(hide = registry::LIST_BLOCKED.hidden)]
     ListBlocked(ListArgs),
-    #[command(name = "list-closed", hide = true)]
+    #[command(hide = registry::LIST_CLOSED.hidden)]
     ListClosed(ListArgs),
-    #[command(name = "list-canceled", hide = true)]
+    #[command(hide = registry::LIST_CANCELED.hidden)]
     ListCanceled(ListArgs),
     Stats(StatsArgs),
     Aggregate(AggregateArgs),
     Search(Box<SearchArgs>),
     Next(NextArgs),
-    #[command(visible_alias = "ctx")]
+    #[command(visible_aliases = registry::CONTEXT.aliases)]
     Context(ContextArgs),
     Bench(BenchArgs),
 }
 
 impl Command {
-    /// Returns the subcommand name as typed on the command line.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Command::Get(_) => "get",
-            Command::History(_) => "history",
-            Command::Init(_) => "init",
-            Command::Validate(_) => "validate",
-            Command::Gc(_) => "gc",
-            Command::Health(_) => "health",
-            Command::Reindex(_) => "reindex",
-            Command::Where(_) => "where",
-            Command::Create(_) => "create",
-            Command::Update(_) => "update",
-            Command::Close(_) => "close",
-            Command::Item(_) => "item",
-            Command::Claim(_) => "claim",
-            Command::Release(_) => "release",
-            Command::Delete(_) => "delete",
-            Command::Restore(_) => "restore",
-            Command::Append(_) => "append",
-            Command::Comments(_) => "comments",
-            Command::Notes(_) => "notes",
-            Command::Learnings(_) => "learnings",
-            Command::Files(_) => "files",
-            Command::Docs(_) => "docs",
-            Command::Test(_) => "test",
-            Command::Deps(_) => "deps",
-            Command::HistoryRepair(_) => "history-repair",
-            Command::Contracts(_) => "contracts",
-            Command::Completions(_) => "completions",
-            Command::Events(_) => "events",
-            Command::Activity(_) => "activity",
-            Command::Graph(_) => "graph",
-            Command::List(_)
-            | Command::ListAll(_)
-            | Command::ListDraft(_)
-            | Command::ListOpen(_)
-            | Command::ListInProgress(_)
-            | Command::ListBlocked(_)
-            | Command::ListClosed(_)
-            | Command::ListCanceled(_) => self.list_spelling().map_or("list", ListSpelling::name),
-            Command::Stats(_) => "stats",
-            Command::Aggregate(_) => "aggregate",
-            Command::Search(_) => "search",
-            Command::Next(_) => "next",
-            Command::Context(_) => "context",
-            Command::Bench(_) => "bench",
-        }
-    }
-
-    /// Returns whether the command is a read surface (the universal `--output-*` controls
-    /// apply), a read surface in a mutation mode, or neither.
-    pub fn read_kind(&self) -> CommandKind {
-        match self {
-            Command::Init(_)
-            | Command::Gc(_)
-            | Command::Reindex(_)
-            | Command::Where(_)
-            | Command::Create(_)
-            | Command::Update(_)
-            | Command::Close(_)
-            | Command::Item(_)
-            | Command::Claim(_)
-            | Command::Release(_)
-            | Command::Delete(_)
-            | Command::Restore(_)
-            | Command::Append(_)
-            | Command::Comments(_)
-            | Command::Notes(_)
-            | Command::Learnings(_)
-            | Command::Files(_)
-            | Command::Docs(_)
-            | Command::Test(_)
-            | Command::HistoryRepair(_)
-            | Command::Completions(_) => CommandKind::NotRead,
-            // events accepts the universal controls; they have no effect on the stream.
-            Command::Contracts(_) | Command::Events(_) => CommandKind::Read,
-            Command::List(_)
-            | Command::ListAll(_)
-            | Command::ListDraft(_)
-            | Command::ListOpen(_)
-            | Command::ListInProgress(_)
-            | Command::ListBlocked(_)
-            | Command::ListClosed(_)
-            | Command::ListCanceled(_)
-            | Command::Stats(_)
-            | Command::Aggregate(_)
-            | Command::Validate(_)
-            | Command::Health(_)
-            | Command::Get(_)
-            | Command::History(_) => CommandKind::Read,
-            Command::Search(_) | Command::Next(_) | Command::Context(_) => CommandKind::Read,
-            Command::Activity(_) | Command::Graph(_) => CommandKind::Read,
-            Command::Deps(args) if args.is_read() => CommandKind::Read,
-            Command::Deps(_) => CommandKind::HybridMutation(crate::read_output::Surface::Deps),
-            Command::Bench(_) => CommandKind::NotRead,
-        }
-    }
-
-    /// Returns whether the mutation secret guard scans this invocation: the commands that
-    /// write user text into an item or its history, in their writing modes (pm's
-    /// `isMutationInvocation`; `deps --add/--remove` and `item reopen` are ours).
-    pub fn secret_guarded(&self) -> bool {
-        match self {
-            Command::Create(_)
-            | Command::Update(_)
-            | Command::Close(_)
-            | Command::Item(_)
-            | Command::Claim(_)
-            | Command::Release(_)
-            | Command::Delete(_)
-            | Command::Restore(_)
-            | Command::Append(_) => true,
-            Command::Comments(args) | Command::Notes(args) | Command::Learnings(args) => {
-                args.add.is_some()
-            }
-            Command::Files(args) | Command::Docs(args) => {
-                !args.add.is_empty() || !args.remove.is_empty()
-            }
-            Command::Test(args) => !args.add.is_empty() || !args.remove.is_empty(),
-            Command::Deps(args) => !args.add.is_empty() || !args.remove.is_empty(),
-            Command::Init(_)
-            | Command::Gc(_)
-            | Command::Reindex(_)
-            | Command::Where(_)
-            | Command::HistoryRepair(_)
-            | Command::Contracts(_)
-            | Command::Completions(_)
-            | Command::Events(_)
-            | Command::Activity(_)
-            | Command::Graph(_)
-            | Command::Get(_)
-            | Command::History(_)
-            | Command::Validate(_)
-            | Command::Health(_)
-            | Command::List(_)
-            | Command::ListAll(_)
-            | Command::ListDraft(_)
-            | Command::ListOpen(_)
-            | Command::ListInProgress(_)
-            | Command::ListBlocked(_)
-            | Command::ListClosed(_)
-            | Command::ListCanceled(_)
-            | Command::Stats(_)
-            | Command::Aggregate(_)
-            | Command::Search(_)
-            | Command::Next(_)
-            | Command::Context(_)
-            | Command::Bench(_) => false,
-        }
-    }
-
     /// Refuses a revision guard (`--expect-hash`) on a read surface (pm's
     /// `expect_hash_requires_mutation`): a guard no write checks would prove nothing.
     ///
@@ -293,25 +144,6 @@ impl Command {
             value: Some(first.clone()),
             suggestions: Box::default(),
             allowed: Box::default(),
-        })
-    }
-
-    /// Returns the list-family spelling and its arguments, for the list commands.
-    fn list_spelling(&self) -> Option<ListSpelling> {
-        self.list_args().map(|(spelling, _)| spelling)
-    }
-
-    fn list_args(&self) -> Option<(ListSpelling, &ListArgs)> {
-        Some(match self {
-            Command::List(a) => (ListSpelling::List, a),
-            Command::ListAll(a) => (ListSpelling::All, a),
-            Command::ListDraft(a) => (ListSpelling::Draft, a),
-            Command::ListOpen(a) => (ListSpelling::Open, a),
-            Command::ListInProgress(a) => (ListSpelling::InProgress, a),
-            Command::ListBlocked(a) => (ListSpelling::Blocked, a),
-            Command::ListClosed(a) => (ListSpelling::Closed, a),
-            Command::ListCanceled(a) => (ListSpelling::Canceled, a),
-            _ => return None,
         })
     }
 }
@@ -460,17 +292,14 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Events(args) => cmd_events(ctx, args).map(CommandOutput::Stream),
         Command::Activity(args) => cmd_activity(ctx, args).map(CommandOutput::Read),
         Command::Graph(args) => cmd_graph(ctx, args).map(CommandOutput::Read),
-        Command::List(_)
-        | Command::ListAll(_)
-        | Command::ListDraft(_)
-        | Command::ListOpen(_)
-        | Command::ListInProgress(_)
-        | Command::ListBlocked(_)
-        | Command::ListClosed(_)
-        | Command::ListCanceled(_) => match command.list_args() {
-            Some((spelling, args)) => cmd_list(ctx, args, spelling),
-            None => Err(pm_engine::Error::internal("list command without list arguments").into()),
-        },
+        Command::List(args) => cmd_list(ctx, args, ListSpelling::List),
+        Command::ListAll(args) => cmd_list(ctx, args, ListSpelling::All),
+        Command::ListDraft(args) => cmd_list(ctx, args, ListSpelling::Draft),
+        Command::ListOpen(args) => cmd_list(ctx, args, ListSpelling::Open),
+        Command::ListInProgress(args) => cmd_list(ctx, args, ListSpelling::InProgress),
+        Command::ListBlocked(args) => cmd_list(ctx, args, ListSpelling::Blocked),
+        Command::ListClosed(args) => cmd_list(ctx, args, ListSpelling::Closed),
+        Command::ListCanceled(args) => cmd_list(ctx, args, ListSpelling::Canceled),
         Command::Stats(args) => cmd_stats(ctx, args).map(CommandOutput::Read),
         Command::Aggregate(args) => cmd_aggregate(ctx, args).map(CommandOutput::Read),
         Command::Search(args) => cmd_search(ctx, args),

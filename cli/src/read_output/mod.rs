@@ -19,6 +19,7 @@ mod rows;
 mod session;
 pub mod skipped;
 mod surface;
+mod surface_specs;
 
 use serde_json::{Map, Value, json};
 

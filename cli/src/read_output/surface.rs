@@ -1,8 +1,10 @@
-//! The read-surface table: canonical surface names and their
-//! spellings, legacy flags per dimension, projection modes, budget classes, declared row keys.
+//! The read surfaces and their vocabulary: dimensions, row keys, legacy-alias semantics and
+//! budget classes. Each surface's facts (spellings, legacy flags per dimension, budget class,
+//! sentinels, row keys) are one row of the table in `surface_specs.rs`.
 
 use serde_json::{Map, Value};
 
+use super::surface_specs::{RowKeys, SPECS, SurfaceSpec};
 use crate::render::Format;
 
 /// A canonical read surface.
@@ -95,20 +97,6 @@ pub struct RowKey {
     pub path: &'static str,
     /// How the path holds rows.
     pub shape: RowShape,
-}
-
-const fn rows(path: &'static str) -> RowKey {
-    RowKey {
-        path,
-        shape: RowShape::Collection,
-    }
-}
-
-const fn single(path: &'static str) -> RowKey {
-    RowKey {
-        path,
-        shape: RowShape::Single,
-    }
 }
 
 /// Flags whose legacy semantics a static output control cannot replace, with pm's fixed hint.
@@ -226,61 +214,24 @@ impl BudgetClass {
 
 impl Surface {
     /// Every read surface, in pm's declaration order.
-    pub const ALL: [Surface; 24] = [
-        Surface::List,
-        Surface::Context,
-        Surface::Search,
-        Surface::Get,
-        Surface::Next,
-        Surface::Health,
-        Surface::Deps,
-        Surface::Graph,
-        Surface::History,
-        Surface::Activity,
-        Surface::Validate,
-        Surface::Events,
-        Surface::Contracts,
-        Surface::Comments,
-        Surface::Notes,
-        Surface::Files,
-        Surface::Docs,
-        Surface::Stats,
-        Surface::Aggregate,
-        Surface::Duplicates,
-        Surface::PackageCatalog,
-        Surface::PackageManage,
-        Surface::CommentsAudit,
-        Surface::Assurance,
-    ];
+    pub const ALL: [Surface; 24] = {
+        let mut all = [Surface::List; 24];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = SPECS[i].surface;
+            i += 1;
+        }
+        all
+    };
+
+    /// Returns this surface's row of the surface table.
+    fn spec(self) -> &'static SurfaceSpec {
+        &SPECS[self as usize]
+    }
 
     /// Returns the canonical surface name.
     pub fn name(self) -> &'static str {
-        match self {
-            Surface::List => "list",
-            Surface::Context => "context",
-            Surface::Search => "search",
-            Surface::Get => "get",
-            Surface::Next => "next",
-            Surface::Health => "health",
-            Surface::Deps => "deps",
-            Surface::Graph => "graph",
-            Surface::History => "history",
-            Surface::Activity => "activity",
-            Surface::Validate => "validate",
-            Surface::Events => "events",
-            Surface::Contracts => "contracts",
-            Surface::Comments => "comments",
-            Surface::Notes => "notes",
-            Surface::Files => "files",
-            Surface::Docs => "docs",
-            Surface::Stats => "stats",
-            Surface::Aggregate => "aggregate",
-            Surface::Duplicates => "duplicates",
-            Surface::PackageCatalog => "package-catalog",
-            Surface::PackageManage => "package-manage",
-            Surface::CommentsAudit => "comments-audit",
-            Surface::Assurance => "assurance",
-        }
+        self.spec().name
     }
 
     /// Returns the surface a command spelling resolves to: lowercase,
@@ -291,20 +242,11 @@ impl Surface {
             .split_whitespace()
             .map(str::to_ascii_lowercase)
             .collect();
-        let joined = words.join(" ");
-        let root = match joined.as_str() {
-            "package catalog" | "packages catalog" => "package-catalog",
-            "package manage" => "package-manage",
-            _ => words.first().map_or("", String::as_str),
-        };
-        let root = if root.starts_with("list-") {
-            "list"
-        } else if root == "ctx" {
-            "context"
-        } else {
-            root
-        };
-        Surface::ALL.into_iter().find(|s| s.name() == root)
+        let first = words.first().map_or("", String::as_str);
+        SPECS
+            .iter()
+            .find(|s| s.name == first || s.spellings.iter().any(|sp| sp.matches(&words)))
+            .map(|s| s.surface)
     }
 
     /// Returns the budget class whose ceilings apply by default.
@@ -312,62 +254,17 @@ impl Surface {
     /// comments, notes, files and docs read results use the read class: pm-cli keys the class
     /// by command name and so budgets their reads like mutations (a pm-cli quirk we do not copy).
     pub fn budget_class(self) -> BudgetClass {
-        match self {
-            Surface::Health | Surface::Validate | Surface::Stats => BudgetClass::Governance,
-            Surface::Contracts => BudgetClass::Discovery,
-            _ => BudgetClass::Read,
-        }
+        self.spec().budget_class
     }
 
     /// Returns the legacy flags of `dimension` on this surface, in resolution order.
     pub fn legacy_flags(self, dimension: Dimension) -> &'static [&'static str] {
-        use Dimension::{Amount, Cost, Encoding, Include};
-        match (self, dimension) {
-            (Surface::List, Include) => &["--brief", "--compact", "--fields", "--full"],
-            (Surface::List, Amount) => &["--after", "--limit", "--no-truncate"],
-            (Surface::List, Encoding) => &["--format", "--stream"],
-            (Surface::Context, Include) => &["--fields", "--section"],
-            (Surface::Context, Amount) => &["--after", "--depth", "--limit"],
-            (Surface::Search, Include) => &["--compact", "--fields", "--full"],
-            (Surface::Search, Amount) => &["--after", "--limit"],
-            (Surface::Graph, Amount) => &["--after", "--limit", "--max-depth", "--max-paths"],
-            (Surface::Get, Include) => &["--fields", "--full"],
-            (Surface::Get, Amount) => &["--depth"],
-            (Surface::Next, Amount) => &["--blocked-limit", "--limit"],
-            (Surface::Health, Include) => &["--brief", "--check-only", "--full", "--summary"],
-            (Surface::Deps, Include) => &["--collapse", "--full", "--summary"],
-            (Surface::Deps, Amount) => &["--edge-limit", "--max-depth", "--node-limit"],
-            (Surface::Graph | Surface::Contracts, Include) => &["--full", "--summary"],
-            (Surface::History | Surface::Activity, Include) => &["--compact", "--full"],
-            (Surface::Activity, Amount) => &["--limit", "--unbounded"],
-            (Surface::Activity, Encoding) => &["--stream"],
-            (Surface::Validate, Include) => &["--counts", "--full"],
-            (Surface::Events, Include) => &["--full"],
-            (Surface::Events, Encoding) => &["--follow"],
-            (
-                Surface::History
-                | Surface::Events
-                | Surface::Comments
-                | Surface::Notes
-                | Surface::Duplicates,
-                Amount,
-            ) => &["--limit"],
-            (Surface::Files, Amount) => &["--limit", "--no-truncate", "--offset"],
-            (
-                Surface::List | Surface::Context | Surface::Search | Surface::Get | Surface::Next,
-                Cost,
-            )
-            | (Surface::Deps, Cost) => &["--token-budget"],
-            (
-                Surface::Context
-                | Surface::Search
-                | Surface::Get
-                | Surface::Next
-                | Surface::Deps
-                | Surface::History,
-                Encoding,
-            ) => &["--format"],
-            _ => &[],
+        let legacy = &self.spec().legacy;
+        match dimension {
+            Dimension::Include => legacy.include,
+            Dimension::Amount => legacy.amount,
+            Dimension::Cost => legacy.cost,
+            Dimension::Encoding => legacy.encoding,
         }
     }
 
@@ -386,121 +283,22 @@ impl Surface {
 
     /// Returns whether rows of this surface accept field projection (`row_contract.fields`).
     pub fn fields_supported(self) -> bool {
-        matches!(
-            self,
-            Surface::List | Surface::Search | Surface::Get | Surface::Context
-        )
+        self.spec().fields_supported
     }
 
     /// Returns the keys whose presence shows a result is this surface's envelope; without one
     /// no row contract is attached.
     pub fn sentinel_keys(self) -> &'static [&'static str] {
-        match self {
-            Surface::Context => &["sections_included", "high_level", "low_level"],
-            Surface::Get => &["item"],
-            Surface::List | Surface::Search => &["items", "projection"],
-            Surface::Next => &[
-                "recommended",
-                "ready",
-                "decision_needed",
-                "blocked",
-                "held_by_others",
-            ],
-            Surface::Activity => &[
-                "activity_digest",
-                "compact_activity",
-                "provenance_activity",
-                "activity",
-            ],
-            Surface::History => &["compact_history", "provenance_history", "history"],
-            Surface::Deps => &["tree", "graph", "projection"],
-            Surface::Health => &["checks"],
-            Surface::Aggregate => &["groups"],
-            Surface::Duplicates => &["clusters"],
-            Surface::Stats => &["totals", "by_type", "by_status"],
-            Surface::Comments => &["comments"],
-            Surface::Notes => &["notes"],
-            Surface::Files => &["files"],
-            Surface::Docs => &["docs"],
-            Surface::Validate => &["checks", "warnings"],
-            Surface::Contracts => &["command_summaries", "commands", "selected"],
-            Surface::Graph => &["subcommand"],
-            Surface::Assurance => &["assertions"],
-            Surface::Events
-            | Surface::PackageCatalog
-            | Surface::PackageManage
-            | Surface::CommentsAudit => &[],
-        }
+        self.spec().sentinel_keys
     }
 
     /// Returns the declared row keys of `result` (graph keys depend on its `subcommand`).
     pub fn row_keys(self, result: &Map<String, Value>) -> Vec<RowKey> {
-        let keys: &[RowKey] = match self {
-            Surface::List | Surface::Search => &[rows("items")],
-            Surface::Get => &[single("children")],
-            Surface::Context => &[rows("high_level"), rows("low_level")],
-            Surface::Next => &[
-                single("recommended"),
-                rows("ready"),
-                rows("decision_needed"),
-                rows("blocked"),
-                rows("held_by_others"),
-            ],
-            Surface::Activity => &[
-                rows("activity_digest"),
-                rows("compact_activity"),
-                rows("provenance_activity"),
-                rows("activity"),
-            ],
-            Surface::History => &[
-                rows("compact_history"),
-                rows("provenance_history"),
-                rows("history"),
-            ],
-            Surface::Deps => &[
-                rows("graph.nodes"),
-                rows("graph.edges"),
-                rows("context.nodes"),
-                rows("context.edges"),
-            ],
-            Surface::Health => &[rows("checks")],
-            Surface::Aggregate => &[rows("groups")],
-            Surface::Duplicates => &[rows("clusters")],
-            Surface::Stats => &[rows("by_type"), rows("by_status")],
-            Surface::Comments => &[rows("comments")],
-            Surface::Notes => &[rows("notes")],
-            Surface::Files => &[rows("files")],
-            Surface::Docs => &[rows("docs")],
-            Surface::Validate => &[rows("checks"), rows("warnings")],
-            Surface::Contracts => &[rows("command_summaries"), rows("commands")],
-            Surface::Assurance => &[rows("assertions")],
-            Surface::Graph => {
-                return graph_row_keys(result.get("subcommand").and_then(Value::as_str));
-            }
-            Surface::Events
-            | Surface::PackageCatalog
-            | Surface::PackageManage
-            | Surface::CommentsAudit => &[],
-        };
-        keys.to_vec()
+        match self.spec().row_keys {
+            RowKeys::Fixed(keys) => keys.to_vec(),
+            RowKeys::BySubcommand(keys) => keys(result.get("subcommand").and_then(Value::as_str)),
+        }
     }
-}
-
-fn graph_row_keys(subcommand: Option<&str>) -> Vec<RowKey> {
-    let paths: &[&'static str] = match subcommand.unwrap_or_default() {
-        "ancestors" | "descendants" | "predecessors" | "successors" => &["ids"],
-        "paths" => &["paths"],
-        "impact" => &["affected"],
-        "audit" => &["findings"],
-        "communities" => &["communities"],
-        "redundancy" => &["redundant"],
-        "dominators" => &["bottlenecks"],
-        "slack" | "centrality" => &["rows"],
-        "articulation" => &["articulation_points", "bridges"],
-        "plan" => &["steps"],
-        _ => &[],
-    };
-    paths.iter().map(|p| rows(p)).collect()
 }
 
 #[cfg(test)]

@@ -1,22 +1,19 @@
 //! `pm contracts`: the machine-readable description of pm's command line, generated from the clap
-//! command tree, the read-surface tables (`read_output::Surface`) and the error-code table.
+//! command tree, the command registry (`commands::registry`), the read-surface table
+//! (`read_output::Surface`) and the error-code table.
 //! Nothing here lists a command or a flag by hand; a new command shows up by itself.
 
 use clap::CommandFactory;
 use pm_engine::{Error, ErrorCode};
 use serde_json::{Map, Value, json};
 
-use crate::commands::Cli;
+use crate::commands::{Cli, registry};
 use crate::ctx::Ctx;
 use crate::exit;
 use crate::failure;
 use crate::failure::Result;
 use crate::read_output::{self, Bound, Dimension, Finished, ReadMeta, RowShape, Surface};
 use crate::render::Format;
-
-/// Commands whose stdout is an NDJSON stream (one JSON document per line, a trailer line last)
-/// instead of one document.
-const NDJSON_STREAMS: &[&str] = &["events"];
 
 /// The declared degradation ladder, from richest to smallest.
 const DEGRADATION_LADDER: [&str; 5] = ["full", "compact", "brief", "summary", "counts"];
@@ -43,9 +40,10 @@ const EXIT_VOCABULARY: [(u8, &str, &str, bool); 8] = [
     ),
 ];
 
-/// Returns whether `command` (a top-level command name) prints an NDJSON stream.
+/// Returns whether `command` (a top-level command name) prints an NDJSON stream (one JSON
+/// document per line, a trailer line last) instead of one document.
 pub fn streams_ndjson(command: &str) -> bool {
-    NDJSON_STREAMS.contains(&command)
+    registry::by_name(command).is_some_and(|spec| spec.ndjson)
 }
 
 /// Print pm's machine-readable contracts: commands, flags, output and error contracts
@@ -209,9 +207,9 @@ fn tree(root: &clap::Command) -> Vec<(String, &clap::Command)> {
     out
 }
 
-/// Returns the read surface of a command path, when its top-level name is one.
+/// Returns the read surface of a command path, when its top-level command has one.
 fn surface_of(path: &str) -> Option<Surface> {
-    Surface::resolve(path.split(' ').next().unwrap_or_default())
+    registry::by_name(path.split(' ').next().unwrap_or_default()).and_then(|spec| spec.surface)
 }
 
 fn first_line(text: Option<&clap::builder::StyledStr>) -> String {
