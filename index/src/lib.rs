@@ -86,7 +86,7 @@ pub use graph::GraphSubset;
 pub use indexer::{BuildProgress, BuildReport, ProgressFn};
 pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
 pub use rank::RankCorpus;
-pub use read_docs::{DocumentParts, StoredText};
+pub use read_docs::{DocumentParts, StoredItem, StoredPage};
 pub use search::SearchHits;
 pub use totals::HistoryTotals;
 

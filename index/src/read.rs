@@ -377,7 +377,7 @@ pub fn count(conn: &Connection, query: &Query) -> rusqlite::Result<usize> {
     Ok(usize::try_from(n).unwrap_or(0))
 }
 
-/// Returns one page of matches.
+/// Returns one page of `query` in `sort` order.
 ///
 /// # Errors
 /// SQLite failures.
@@ -388,6 +388,47 @@ pub fn list(
     sort: &Sort,
     page: &Page,
 ) -> rusqlite::Result<PageSlice> {
+    let rows = page_rows(conn, query, sort, page, SUMMARY_COLUMNS, StoredSummary::of)?;
+    let items = parse_all(rows.items, |row| row.parse(schema))?;
+    let next = if rows.has_more {
+        items.last().map(|last| SortAnchor::of(last, sort))
+    } else {
+        None
+    };
+    Ok(PageSlice {
+        items,
+        total: rows.total,
+        has_more: rows.has_more,
+        next,
+        applied_limit: rows.applied_limit,
+    })
+}
+
+/// One page of rows of `items`, as [`page_rows`] reads them.
+pub(crate) struct PageRows<T> {
+    /// The page's rows, in order.
+    pub items: Vec<T>,
+    /// Every match, before pagination.
+    pub total: usize,
+    /// More rows follow.
+    pub has_more: bool,
+    /// The automatic limit, when it was applied.
+    pub applied_limit: Option<usize>,
+}
+
+/// Reads one page of `query` in `sort` order: `columns` of `items` (offset or keyset start,
+/// one row beyond the limit to learn whether more follow), each row mapped by `row`.
+///
+/// # Errors
+/// SQLite failures.
+pub(crate) fn page_rows<T>(
+    conn: &Connection,
+    query: &Query,
+    sort: &Sort,
+    page: &Page,
+    columns: &str,
+    row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<PageRows<T>> {
     let total = count(conn, query)?;
     let limit = page.effective_limit(total);
     let applied_limit = if page.limit.is_none() { limit } else { None };
@@ -401,11 +442,7 @@ pub fn list(
             c.and(&after.sql, after.args);
         }
     }
-    let mut sql = format!(
-        "SELECT {SUMMARY_COLUMNS} FROM items {} {}",
-        c.sql,
-        order_by(sort)
-    );
+    let mut sql = format!("SELECT {columns} FROM items {} {}", c.sql, order_by(sort));
     let fetch = limit.map(|l| l.saturating_add(1));
     sql.push_str(" LIMIT ? OFFSET ?");
     c.args.push(SqlValue::Integer(
@@ -414,21 +451,17 @@ pub fn list(
     c.args
         .push(SqlValue::Integer(i64::try_from(offset).unwrap_or(i64::MAX)));
     let mut stmt = conn.prepare(&sql)?;
-    let mut items = summaries(&mut stmt, c.args, schema)?;
+    let mut items: Vec<T> = stmt
+        .query_map(params_from_iter(c.args), row)?
+        .collect::<rusqlite::Result<_>>()?;
     let has_more = limit.is_some_and(|l| items.len() > l);
     if let Some(l) = limit {
         items.truncate(l);
     }
-    let next = if has_more {
-        items.last().map(|last| SortAnchor::of(last, sort))
-    } else {
-        None
-    };
-    Ok(PageSlice {
+    Ok(PageRows {
         items,
         total,
         has_more,
-        next,
         applied_limit,
     })
 }

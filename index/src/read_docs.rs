@@ -5,11 +5,13 @@ use rusqlite::Connection;
 use serde_json::{Map, Value};
 
 use crate::fresh::source::{self, SweepScope};
-use crate::read::parse_all;
+use crate::read::{self, page_rows, parse_all};
 use crate::{Answer, Index};
 use pm_engine::Result;
 use pm_engine::item::ItemDoc;
+use pm_engine::query::{Completeness, Page, Query, Sort};
 use pm_engine::scan;
+use pm_engine::summary::ItemSummary;
 
 /// Which parts of a stored document a reader needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,59 +87,74 @@ fn stored_metadata(light: Option<&str>, heavy: Option<&str>) -> Map<String, Valu
     meta
 }
 
-/// An item's metadata as the index stores it — compact JSON text of pm's writer — and its
-/// body.
+/// One listed item as the index stores it: its metadata as compact JSON text of pm's writer
+/// (`pm_engine::json::to_compact`), and its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoredText {
+pub struct StoredItem {
+    /// The item id.
+    pub id: String,
+    /// The item file's path relative to the tracker root.
+    pub path: String,
     /// The compact JSON object of the light metadata (everything but the heavy collections),
     /// in the item's canonical key order.
     pub light: String,
     /// The compact JSON object of the heavy collections, `None` when the item has none.
     pub collections: Option<String>,
-    /// The body.
-    pub body: String,
+    /// The body; `None` when the item's content could not be read.
+    pub body: Option<String>,
 }
 
-/// Returns the stored metadata text and bodies of the given relative paths; `None` for paths
-/// without an item row.
-///
-/// # Errors
-/// SQLite failures.
-pub fn stored_texts(
-    conn: &Connection,
-    paths: &[String],
-) -> rusqlite::Result<Vec<Option<StoredText>>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT i.light_json, c.heavy_json, c.body FROM items i
-         JOIN item_content c ON c.item_key = i.item_key WHERE i.path = ?1",
-    )?;
-    paths
-        .iter()
-        .map(|p| {
-            let row = stmt.query_row([p], |r| {
-                Ok(StoredText {
-                    light: r.get(0)?,
-                    collections: r.get(1)?,
-                    body: r.get(2)?,
-                })
-            });
-            match row {
-                Ok(text) => Ok(Some(text)),
-                Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
-                Err(e) => Err(e),
-            }
-        })
-        .collect()
+/// One page of listed items as stored, with pm's paging facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredPage {
+    /// The page's items, in order.
+    pub items: Vec<StoredItem>,
+    /// Every match, before pagination.
+    pub total: usize,
+    /// More rows follow this page.
+    pub has_more: bool,
+    /// The automatic limit, when it was applied.
+    pub applied_limit: Option<usize>,
+    /// Whether every item file was read.
+    pub completeness: Completeness,
 }
 
-/// The [`StoredText`] of a document read from its file: what the index stores for it.
-pub fn stored_text_of(doc: ItemDoc) -> StoredText {
-    let (light, heavy) = pm_engine::summary::split_metadata(doc.metadata);
+/// The columns of a [`StoredItem`] over `items`.
+const STORED_COLUMNS: &str = "id, path, light_json,
+    (SELECT heavy_json FROM item_content c WHERE c.item_key = items.item_key),
+    (SELECT body FROM item_content c WHERE c.item_key = items.item_key)";
+
+fn stored_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredItem> {
+    Ok(StoredItem {
+        id: r.get(0)?,
+        path: r.get(1)?,
+        light: r.get(2)?,
+        collections: r.get(3)?,
+        body: r.get(4)?,
+    })
+}
+
+/// The [`StoredItem`] of a summary whose file is read again: what the index stores for it
+/// (the summary's light record alone when the file is gone).
+fn stored_item_of(summary: ItemSummary, doc: Option<ItemDoc>) -> StoredItem {
     let compact = |map: Map<String, Value>| pm_engine::json::to_compact(&Value::Object(map));
-    StoredText {
+    let (light, collections, body) = match doc {
+        Some(doc) => {
+            let (light, heavy) = pm_engine::summary::split_metadata(doc.metadata);
+            (
+                light,
+                (!heavy.is_empty()).then(|| compact(heavy)),
+                Some(doc.body),
+            )
+        }
+        None => (summary.light, None, None),
+    };
+    StoredItem {
+        id: summary.id,
+        path: summary.path,
         light: compact(light),
-        collections: (!heavy.is_empty()).then(|| compact(heavy)),
-        body: doc.body,
+        collections,
+        body,
     }
 }
 
@@ -172,22 +189,48 @@ impl Index<'_> {
         )
     }
 
-    /// Returns the metadata (as the compact text the index stores) and bodies of items by
-    /// their relative paths; `None` for paths that hold no readable item.
+    /// Returns one page of `query` in `sort` order as stored: each item's metadata as the
+    /// compact text the index keeps and its body, never parsed (see [`Index::list`]).
     ///
     /// # Errors
     /// As [`Index::list`].
-    pub fn stored_texts(&self, paths: &[String]) -> Result<Answer<Vec<Option<StoredText>>>> {
+    pub fn list_stored(
+        &self,
+        query: &Query,
+        sort: &Sort,
+        page: &Page,
+    ) -> Result<Answer<StoredPage>> {
         self.index_or_scan(
             SweepScope::Items,
-            |conn| Ok((stored_texts(conn, paths)?, Vec::new())),
-            |_| {
-                let canon = pm_engine::item::canon::CanonSchema::from_runtime(self.schema);
-                let read = |rel: &String| {
-                    let file = source::item_ref(&self.tracker, self.schema, rel)?;
-                    scan::read_item(&file, &canon).ok().map(stored_text_of)
+            |conn| {
+                let rows = page_rows(conn, query, sort, page, STORED_COLUMNS, stored_item)?;
+                let (completeness, data) = read::completeness(conn)?;
+                let page = StoredPage {
+                    items: rows.items,
+                    total: rows.total,
+                    has_more: rows.has_more,
+                    applied_limit: rows.applied_limit,
+                    completeness,
                 };
-                Ok((paths.iter().map(read).collect(), Vec::new()))
+                Ok((page, data))
+            },
+            |_| {
+                let outcome = self.scan()?;
+                let slice = pm_engine::query::paginate(outcome.select(query, sort), sort, page);
+                let canon = pm_engine::item::canon::CanonSchema::from_runtime(self.schema);
+                let reread = |summary: ItemSummary| {
+                    let doc = source::item_ref(&self.tracker, self.schema, &summary.path)
+                        .and_then(|file| scan::read_item(&file, &canon).ok());
+                    stored_item_of(summary, doc)
+                };
+                let page = StoredPage {
+                    items: slice.items.into_iter().map(reread).collect(),
+                    total: slice.total,
+                    has_more: slice.has_more,
+                    applied_limit: slice.applied_limit,
+                    completeness: outcome.completeness(),
+                };
+                Ok((page, outcome.read_notices()))
             },
         )
     }

@@ -63,13 +63,13 @@ pub struct Paged {
     /// The page's summaries.
     pub items: Vec<ItemSummary>,
     /// Their `--tree` positions.
-    trees: Option<Vec<TreePosition>>,
+    pub trees: Option<Vec<TreePosition>>,
     /// The index of the first row among all matches.
-    start: usize,
+    pub start: usize,
     /// The id of the page's last row, which the next cursor continues after.
-    last_id: Option<String>,
+    pub last_id: Option<String>,
     /// The facade's paging facts.
-    listing: Listing,
+    pub listing: Listing,
 }
 
 impl Paged {
@@ -178,7 +178,7 @@ pub fn read_summaries(index: &Index<'_>, read: &ListRead<'_>) -> Result<Paged> {
 ///
 /// A cursor whose row still matches continues right after that row (keyset); when the row
 /// is gone it continues at its recorded index, as pm does.
-fn resolve_start(index: &Index<'_>, read: &ListRead<'_>) -> Result<(Page, usize)> {
+pub fn resolve_start(index: &Index<'_>, read: &ListRead<'_>) -> Result<(Page, usize)> {
     let Some((raw, cursor)) = &read.after else {
         let start = match read.page.start {
             PageStart::Offset(n) => n,

@@ -231,22 +231,7 @@ pub fn project_row(projection: &Projection, row: RowSource<'_>, runtime: &[&str]
         tree,
     } = row;
     let mut out = match projection {
-        Projection::Full { body } => {
-            // pm merges the heavy collections onto the light record: they come last.
-            let mut out = in_memory_order_owned(summary.light, runtime);
-            let (mut metadata, text) = document.map(|d| (d.metadata, d.body)).unzip();
-            if let Some(metadata) = metadata.as_mut() {
-                for key in HEAVY_KEYS {
-                    if let Some(value) = metadata.swap_remove(key) {
-                        out.insert(key.into(), value);
-                    }
-                }
-            }
-            if *body {
-                out.insert("body".into(), text.map_or(Value::Null, Value::String));
-            }
-            out
-        }
+        Projection::Full { body } => full_row(summary.light, document, *body, runtime),
         _ => {
             let lookup = |field: &str| -> Value {
                 if let Some(tree) = tree.filter(|_| TREE_FIELDS.contains(&field)) {
@@ -278,6 +263,30 @@ pub fn project_row(projection: &Projection, row: RowSource<'_>, runtime: &[&str]
         }
     }
     Value::Object(out)
+}
+
+/// A full row: the light record in pm's in-memory key order, then the heavy collections of
+/// `document` (pm merges them onto the light record, so they come last), then with `body` the
+/// document's body (`null` without a document).
+pub fn full_row(
+    light: Map<String, Value>,
+    document: Option<ItemDoc>,
+    body: bool,
+    runtime: &[&str],
+) -> Map<String, Value> {
+    let mut out = in_memory_order_owned(light, runtime);
+    let (mut metadata, text) = document.map(|d| (d.metadata, d.body)).unzip();
+    if let Some(metadata) = metadata.as_mut() {
+        for key in HEAVY_KEYS {
+            if let Some(value) = metadata.swap_remove(key) {
+                out.insert(key.into(), value);
+            }
+        }
+    }
+    if body {
+        out.insert("body".into(), text.map_or(Value::Null, Value::String));
+    }
+    out
 }
 
 /// [`pm_engine::read::record_order::in_memory_order`] of a record the caller gives up: the values move instead of being

@@ -10,13 +10,14 @@
 use std::io::{self, Write};
 
 use pm_engine::item::ItemDoc;
+use pm_engine::query::Listing;
 use pm_engine::read::record_order::IN_MEMORY_KEY_ORDER;
-use pm_engine::summary::{HEAVY_KEYS, ItemSummary};
-use pm_index::{Index, StoredText};
+use pm_engine::summary::HEAVY_KEYS;
+use pm_index::{Index, StoredItem};
 use serde_json::Value;
 
-use super::list_page::{ListRead, Listed, read_summaries, runtime_keys};
-use super::list_rows::{Projection, RowSource, project_row};
+use super::list_page::{ListRead, Listed, Paged, resolve_start, runtime_keys};
+use super::list_rows::{Projection, full_row};
 use crate::failure::Result;
 use crate::read_output::Finished;
 use crate::render::compact::members;
@@ -40,12 +41,12 @@ pub struct StoredRows {
     body: bool,
 }
 
-/// One row: stored text printed entry by entry, or a summary whose row is built as a value
-/// (its keys need JavaScript's order, or its document was gone).
+/// One row: stored text printed entry by entry, or a row built as a value (its keys need
+/// JavaScript's order, or pm would replace one of them).
 #[derive(Debug)]
 enum StoredRow {
-    Text(StoredText),
-    Built(Box<ItemSummary>, Option<StoredText>),
+    Text(StoredItem),
+    Built(Value),
 }
 
 /// Returns true when `read` can be answered by a [`ListStream`]: full rows in JSON, no
@@ -57,31 +58,58 @@ pub fn applies(read: &ListRead<'_>, format: Format, rows_left_alone: bool) -> bo
         && matches!(read.projection, Projection::Full { .. })
 }
 
-/// Reads the page's summaries and stored text: the paging facts (with no rows) and the rows
-/// to stream. Summaries are kept only for rows that must be built as values.
+/// Reads the page as the index stores it: the paging facts (with no rows) and the rows to
+/// stream. No row's metadata is parsed unless it must be built as a value.
 ///
 /// # Errors
 /// As [`super::list_page::read_page`].
 pub fn read(index: &Index<'_>, read: &ListRead<'_>) -> Result<(Listed, StoredRows)> {
-    let mut paged = read_summaries(index, read)?;
-    let items = std::mem::take(&mut paged.items);
-    let paths: Vec<String> = items.iter().map(|i| i.path.clone()).collect();
-    let texts = index.stored_texts(&paths)?.rows;
-    let count = items.len();
-    let rows = items
-        .into_iter()
-        .zip(texts)
-        .map(|(summary, text)| match text {
-            Some(text) if printable(&text.light) => StoredRow::Text(text),
-            text => StoredRow::Built(Box::new(summary), text),
+    let (page, start) = resolve_start(index, read)?;
+    let answer = index.list_stored(read.query, read.sort, &page)?;
+    let source = answer.source();
+    let stored = answer.rows;
+    let runtime = runtime_keys(index);
+    let body = matches!(read.projection, Projection::Full { body: true });
+    let count = stored.items.len();
+    let paged = Paged {
+        items: Vec::new(),
+        trees: None,
+        start,
+        last_id: stored.items.last().map(|item| item.id.clone()),
+        listing: Listing {
+            items: Vec::new(),
+            total: stored.total,
+            has_more: stored.has_more,
+            next: None,
+            applied_limit: stored.applied_limit,
+            source,
+            completeness: stored.completeness,
+            notices: answer.notices,
+        },
+    };
+    let keys: Vec<&str> = runtime.iter().map(String::as_str).collect();
+    let rows = (stored.items.into_iter())
+        .map(|item| match printable(&item.light) {
+            true => StoredRow::Text(item),
+            false => StoredRow::Built(built(item, body, &keys)),
         })
         .collect();
     let rows = StoredRows {
         rows,
-        runtime: runtime_keys(index),
-        body: matches!(read.projection, Projection::Full { body: true }),
+        runtime,
+        body,
     };
     Ok((paged.listed(read, Vec::new(), count), rows))
+}
+
+/// The row [`super::list_rows::project_row`] builds from a stored item.
+fn built(item: StoredItem, body: bool, runtime: &[&str]) -> Value {
+    let parse = |text: &str| serde_json::from_str(text).unwrap_or_default();
+    let document = item.body.map(|text| ItemDoc {
+        metadata: item.collections.as_deref().map(parse).unwrap_or_default(),
+        body: text,
+    });
+    Value::Object(full_row(parse(&item.light), document, body, runtime))
 }
 
 impl StoredRows {
@@ -93,25 +121,9 @@ impl StoredRows {
         }
     }
 
-    /// The row as [`project_row`] builds it.
-    fn built(&self, summary: &ItemSummary, text: Option<&StoredText>, runtime: &[&str]) -> Value {
-        let document = text.map(|t| ItemDoc {
-            metadata: (t.collections.as_deref())
-                .and_then(|c| serde_json::from_str(c).ok())
-                .unwrap_or_default(),
-            body: t.body.clone(),
-        });
-        let source = RowSource {
-            summary: summary.clone(),
-            document,
-            tree: None,
-        };
-        project_row(&Projection::Full { body: self.body }, source, runtime)
-    }
-
     /// The entries of a stored row in [`project_row`]'s order: the light record in pm's
     /// in-memory key order, the heavy collections, then the body when asked for.
-    fn entries<'a>(&self, text: &'a StoredText, runtime: &[&str]) -> Vec<RowEntry<'a>> {
+    fn entries<'a>(&self, text: &'a StoredItem, runtime: &[&str]) -> Vec<RowEntry<'a>> {
         let light = members(&text.light);
         let mut placed = vec![false; light.len()];
         let mut entries = Vec::with_capacity(light.len() + HEAVY_KEYS.len() + 1);
@@ -134,7 +146,10 @@ impl StoredRows {
             }
         }
         if self.body {
-            entries.push(RowEntry::Text("body", &text.body));
+            entries.push(match &text.body {
+                Some(body) => RowEntry::Text("body", body),
+                None => RowEntry::Value("body", &Value::Null),
+            });
         }
         entries
     }
@@ -164,13 +179,7 @@ impl crate::render::RowSource for StoredRows {
         for row in &self.rows {
             match row {
                 StoredRow::Text(text) => emit(StreamedRow::Entries(&self.entries(text, &runtime))),
-                StoredRow::Built(summary, text) => {
-                    emit(StreamedRow::Value(&self.built(
-                        summary,
-                        text.as_ref(),
-                        &runtime,
-                    )));
-                }
+                StoredRow::Built(value) => emit(StreamedRow::Value(value)),
             }
         }
     }
