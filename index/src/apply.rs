@@ -82,6 +82,7 @@ pub fn apply_changes(
     totals.store(&tx).map_err(ApplyError::Sql)?;
     set_meta(&tx, "stale", "0").map_err(ApplyError::Sql)?;
     tx.commit().map_err(ApplyError::Sql)?;
+    crate::wal::trim_wal(conn);
     Ok(report)
 }
 

@@ -8,8 +8,26 @@ use crate::store::{self, Condition};
 use pm_engine::notice::Notice;
 use std::path::{Path, PathBuf};
 
-/// A pooled read connection.
-pub(crate) type PooledConn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
+/// A read connection: from the facade's pool, or the one [`store::probe`] opened to check the
+/// file (a one-shot read then opens no second connection, parses the schema once and starts no
+/// pool threads).
+pub(crate) enum PooledConn {
+    /// Checked out of the pool.
+    Pooled(r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>),
+    /// The probe's own connection.
+    Probed(rusqlite::Connection),
+}
+
+impl std::ops::Deref for PooledConn {
+    type Target = rusqlite::Connection;
+
+    fn deref(&self) -> &rusqlite::Connection {
+        match self {
+            PooledConn::Pooled(conn) => conn,
+            PooledConn::Probed(conn) => conn,
+        }
+    }
+}
 
 /// A database file `CURRENT` named, and its generation.
 pub(crate) type Current = (PathBuf, u64);
@@ -74,6 +92,12 @@ impl Index<'_> {
     /// file. The pool of a file that is gone is dropped, which also ends r2d2's background
     /// retries of the open.
     fn pooled(&self, db: &Path) -> Result<PooledConn, String> {
+        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((path, conn)) = spare
+            && path == db
+        {
+            return Ok(PooledConn::Probed(conn));
+        }
         let mut guard = self.pool.lock().unwrap_or_else(|p| p.into_inner());
         let pool = match guard.as_ref() {
             Some((path, pool)) if path == db => pool.clone(),
@@ -85,14 +109,16 @@ impl Index<'_> {
             }
         };
         drop(guard);
-        store::checkout(&pool, db).map_err(|e| {
-            let mut guard = self.pool.lock().unwrap_or_else(|p| p.into_inner());
-            let gone = !std::fs::symlink_metadata(db).is_ok_and(|m| m.is_file());
-            if gone && guard.as_ref().is_some_and(|(path, _)| path == db) {
-                *guard = None;
-            }
-            e.to_string()
-        })
+        store::checkout(&pool, db)
+            .map(PooledConn::Pooled)
+            .map_err(|e| {
+                let mut guard = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+                let gone = !std::fs::symlink_metadata(db).is_ok_and(|m| m.is_file());
+                if gone && guard.as_ref().is_some_and(|(path, _)| path == db) {
+                    *guard = None;
+                }
+                e.to_string()
+            })
     }
 
     /// The database `CURRENT` names, checked by [`store::probe`] once per file: a database is
@@ -117,8 +143,9 @@ impl Index<'_> {
         if checked.as_ref() == Some(&current) {
             return Ok(current);
         }
-        let (_, generation, db) = store::probe(&self.paths, &self.fingerprint)?;
+        let (conn, generation, db) = store::probe(&self.paths, &self.fingerprint)?;
         *checked = Some((db.clone(), generation));
+        *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = Some((db.clone(), conn));
         Ok((db, generation))
     }
 
@@ -126,6 +153,7 @@ impl Index<'_> {
     pub(crate) fn reset_pool(&self) {
         *self.pool.lock().unwrap_or_else(|p| p.into_inner()) = None;
         *self.checked.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.spare.lock().unwrap_or_else(|p| p.into_inner()) = None;
         *self.confirmed.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }

@@ -34,6 +34,7 @@ mod schema;
 mod search;
 mod store;
 mod totals;
+mod wal;
 
 /// What the crate's own integration tests and benches reach into below the facade. Not part
 /// of the API: it may change with any commit, and nothing outside this repository's tests and
@@ -241,6 +242,8 @@ pub struct Index<'a> {
     /// The database file (and generation) whose `meta` passed [`store::probe`] (see
     /// `Index::current_checked`).
     checked: Mutex<Option<(PathBuf, u64)>>,
+    /// The connection that probe opened, until a read takes it (see `connect::PooledConn`).
+    spare: Mutex<Option<(PathBuf, rusqlite::Connection)>>,
     /// The widest scope a check confirmed (with `check_once`).
     confirmed: Mutex<Option<SweepScope>>,
     /// Reads answered while their sweep ran (see [`Index::speculative_answers`]).
@@ -265,6 +268,7 @@ impl<'a> Index<'a> {
             options,
             pool: Mutex::new(None),
             checked: Mutex::new(None),
+            spare: Mutex::new(None),
             confirmed: Mutex::new(None),
             speculated: std::sync::atomic::AtomicUsize::new(0),
             trusted: std::sync::atomic::AtomicUsize::new(0),

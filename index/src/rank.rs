@@ -28,7 +28,7 @@ pub struct RankCorpus {
 /// The connection the rows were read from (their keys are row keys of that database), or the
 /// scanned summaries (keys are positions).
 enum DetailSource {
-    Index(Box<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>>),
+    Index(Box<crate::connect::PooledConn>),
     Scan(Vec<ItemSummary>, ScanReason),
 }
 
