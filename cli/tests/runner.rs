@@ -46,6 +46,7 @@ mod test_machine_contract;
 mod test_module_layers;
 mod test_mutations;
 mod test_not_in_project;
+mod test_numeric_flags;
 mod test_rank_equivalence;
 mod test_rank_reads;
 mod test_read_output;

@@ -9,6 +9,7 @@ use super::continuation::ProducerCursor;
 use super::fit::{compact_strings, measure_map, retain_prefix, settle};
 use super::rows::{self, RowContract, RowPath};
 use super::surface::Surface;
+use crate::args::numbers::{Number, TokenBudget};
 use crate::failure::shell_quote;
 use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::render::Format;
@@ -131,7 +132,7 @@ fn levenshtein(a: &str, b: &str) -> usize {
 pub fn resolve(
     surface: Surface,
     intent: Option<&str>,
-    token_budget: Option<&str>,
+    token_budget: Option<&Number<TokenBudget>>,
     explicit_limit: Option<u64>,
 ) -> Result<Option<ResolvedIntent>> {
     let Some(raw) = intent else {
@@ -176,13 +177,7 @@ pub fn resolve(
             suggestion: nearest,
         });
     };
-    let explicit = token_budget.and_then(|t| {
-        let t = t.trim();
-        (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| t.parse::<u64>().ok())
-            .flatten()
-            .filter(|n| *n > 0)
-    });
+    let explicit = token_budget.and_then(Number::intent_override);
     if let Some(n) = explicit.filter(|n| *n < MIN_INTENT_TOKENS) {
         return Err(CliError::ReadOutput {
             kind: ReadOutputRefusal::InvalidValue,
@@ -448,15 +443,20 @@ mod tests {
             "unknown_context_intent: Unknown context intent \"orientx\" for context. Did you mean \"orient\"?"
         );
         assert_eq!(
-            code(resolve(Surface::List, Some("triage"), Some("100"), None)),
+            code(resolve(
+                Surface::List,
+                Some("triage"),
+                Some(&"100".into()),
+                None
+            )),
             "invalid_argument_value: Context intent token budget must be at least 256"
         );
         assert_eq!(
-            code(resolve(Surface::Search, None, Some("900"), None)),
+            code(resolve(Surface::Search, None, Some(&"900".into()), None)),
             "missing_required_option: --token-budget requires a declared context intent selected with --for"
         );
         assert!(matches!(
-            resolve(Surface::Next, None, Some("900"), None),
+            resolve(Surface::Next, None, Some(&"900".into()), None),
             Ok(None)
         ));
         let err = resolve(Surface::List, Some("x"), None, None).err();
@@ -477,7 +477,7 @@ mod tests {
         let list = resolve(Surface::List, Some("triage"), None, None)?;
         // (3200 - 520) / 16 = 167, capped at 100 without an explicit budget.
         assert_eq!(list.and_then(|i| i.ceiling).map(|c| c.limit), Some(100));
-        let list = resolve(Surface::List, Some("triage"), Some("3200"), None)?;
+        let list = resolve(Surface::List, Some("triage"), Some(&"3200".into()), None)?;
         assert_eq!(list.and_then(|i| i.ceiling).map(|c| c.limit), Some(167));
         let limited = resolve(Surface::List, Some("triage"), None, Some(5))?;
         let c = limited.and_then(|i| i.ceiling);
@@ -488,7 +488,7 @@ mod tests {
         let orient = resolve(Surface::Context, Some("orient"), None, None)?;
         // (3000 - 1200) / 600 = 3.
         assert_eq!(orient.and_then(|i| i.ceiling).map(|c| c.derived), Some(3));
-        let small = resolve(Surface::Search, Some("discover"), Some("300"), None)?;
+        let small = resolve(Surface::Search, Some("discover"), Some(&"300".into()), None)?;
         assert_eq!(small.and_then(|i| i.ceiling).map(|c| c.derived), Some(2));
         assert_eq!(
             resolve(Surface::Next, Some("execute"), None, None)?.and_then(|i| i.ceiling),
@@ -506,7 +506,7 @@ mod tests {
 
     #[test]
     fn receipt_fits_or_degrades() -> Result<()> {
-        let intent = resolve(Surface::Next, Some("execute"), Some("300"), None)?
+        let intent = resolve(Surface::Next, Some("execute"), Some(&"300".into()), None)?
             .ok_or("no intent")
             .map_err(pm_engine::Error::internal)?;
         let rows: Vec<Value> = (0..40)
@@ -554,7 +554,7 @@ mod tests {
 
     #[test]
     fn next_gives_up_other_collections_before_its_ready_queue() -> Result<()> {
-        let intent = resolve(Surface::Next, Some("execute"), Some("400"), None)?
+        let intent = resolve(Surface::Next, Some("execute"), Some(&"400".into()), None)?
             .ok_or("no intent")
             .map_err(pm_engine::Error::internal)?;
         let rows = |prefix: &str| -> Vec<Value> {
@@ -577,7 +577,7 @@ mod tests {
 
     #[test]
     fn a_continuation_page_is_fitted_as_it_prints() -> Result<()> {
-        let intent = resolve(Surface::List, Some("triage"), Some("600"), None)?
+        let intent = resolve(Surface::List, Some("triage"), Some(&"600".into()), None)?
             .ok_or("no intent")
             .map_err(pm_engine::Error::internal)?;
         let items: Vec<Value> = (0..60)

@@ -3,6 +3,7 @@
 
 use super::request::{Bound, ReadOutputRequest};
 use super::surface::{Dimension, Surface, migration_hint};
+use crate::args::numbers::safe_positive;
 use crate::render::Format;
 
 /// The precedence every receipt echoes.
@@ -130,14 +131,9 @@ pub struct Invocation<'a> {
     pub intent_budget: Option<u64>,
 }
 
+/// The number of a legacy row or token flag's value.
 fn positive(value: Option<&str>) -> Option<u64> {
-    let text = value?.trim();
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse()
-        .ok()
-        .filter(|n| (1..=9_007_199_254_740_991).contains(n))
+    value.and_then(safe_positive)
 }
 
 /// Returns the first legacy flag of `dimension` (in table order) that appeared and yields a

@@ -5,17 +5,9 @@ use super::cursor::OutputCursor;
 use super::session::SessionState;
 use super::surface::Surface;
 use crate::args::GlobalArgs;
+pub use crate::args::numbers::Bound;
 use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::render::Format;
-
-/// A row or token bound: a positive number, or `unbounded`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bound {
-    /// At most this many (rows or tokens); always ≥ 1.
-    At(u64),
-    /// No bound.
-    Unbounded,
-}
 
 /// What kind of command carries the controls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,22 +41,6 @@ pub struct ReadOutputRequest {
     /// The tracker's settings values outside their domain, reported in the result's
     /// `warnings` (set by `run()` from the context, not a flag).
     pub settings_warnings: Vec<pm_engine::settings::SettingIssue>,
-}
-
-/// Parses a bound: `unbounded`, or digits only (surrounding spaces allowed) naming a safe
-/// integer ≥ 1.
-fn parse_bound(raw: &str) -> Option<Bound> {
-    if raw == "unbounded" {
-        return Some(Bound::Unbounded);
-    }
-    let digits = raw.trim();
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let n: u64 = digits.parse().ok()?;
-    (1..=9_007_199_254_740_991)
-        .contains(&n)
-        .then_some(Bound::At(n))
 }
 
 /// Splits a CSV into trimmed, non-empty tokens, keeping the first occurrence of each.
@@ -144,25 +120,11 @@ impl ReadOutputRequest {
                 ));
             }
         }
-        if let Some(raw) = &global.output_limit {
-            request.limit = Some(parse_bound(raw).ok_or_else(|| {
-                CliError::refused(
-                    ReadOutputRefusal::InvalidValue,
-                    "--output-limit",
-                    raw,
-                    "--output-limit must be a positive integer or unbounded.",
-                )
-            })?);
+        if let Some(limit) = &global.output_limit {
+            request.limit = Some(limit.get("--output-limit")?);
         }
-        if let Some(raw) = &global.output_budget {
-            request.budget = Some(parse_bound(raw).ok_or_else(|| {
-                CliError::refused(
-                    ReadOutputRefusal::InvalidValue,
-                    "--output-budget",
-                    raw,
-                    "--output-budget must be a positive integer or unbounded.",
-                )
-            })?);
+        if let Some(budget) = &global.output_budget {
+            request.budget = Some(budget.get("--output-budget")?);
         }
         if let Some(raw) = &global.output_session {
             request.session = Some(SessionState::parse(raw)?);

@@ -11,6 +11,7 @@ use pm_engine::tracker::Tracker;
 use pm_index::{Index, IndexOptions};
 use std::sync::Arc;
 
+use crate::args::numbers::{Number, NumberFlag, TokenBudget};
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::read_output::{Finished, ReadMeta, Surface, finish_read, intent, split_csv};
@@ -59,7 +60,7 @@ pub struct GetArgs {
 
     /// Token budget of the --for intent (at least 256)
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub token_budget: Option<String>,
+    pub token_budget: Option<Number<TokenBudget>>,
 }
 
 /// The `get` result after the read-output layer.
@@ -77,7 +78,7 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
     let resolved_intent = intent::resolve(
         Surface::Get,
         args.for_intent.as_deref(),
-        args.token_budget.as_deref(),
+        args.token_budget.as_ref(),
         None,
     )?;
     let depth = match (&args.depth, args.full) {
@@ -114,7 +115,7 @@ pub fn cmd_get(ctx: &Ctx, args: &GetArgs) -> Result<GetOutput> {
         .legacy_value("--fields", args.fields.as_deref())
         .legacy_switch("--full", args.full)
         .legacy_value("--depth", args.depth.as_deref())
-        .legacy_value("--token-budget", args.token_budget.as_deref());
+        .legacy_value("--token-budget", args.token_budget.raw());
     if let Some(format) = args.format {
         meta = meta.legacy_value("--format", Some(format.name()));
     }

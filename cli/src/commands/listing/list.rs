@@ -14,6 +14,7 @@ use super::list_page::{ListRead, Listed, read_page};
 use super::list_rows::{Projection, parse_fields};
 use super::list_stream;
 use super::row_export::{self, ExportPage, ListFormat, conflict};
+use crate::args::numbers::{Number, NumberFlag, StrictCount, TokenBudget};
 use crate::clock_reads::ReadClock;
 use crate::commands::CommandOutput;
 use crate::commands::filters::list_filters::{ListFilterArgs, StatusScope};
@@ -94,15 +95,15 @@ pub struct ListArgs {
 
     /// With --tree, drop rows deeper than N below their root
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub tree_depth: Option<String>,
+    pub tree_depth: Option<Number<StrictCount>>,
 
     /// Return at most N rows
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub limit: Option<String>,
+    pub limit: Option<Number<StrictCount>>,
 
     /// Skip the first N rows
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
-    pub offset: Option<String>,
+    pub offset: Option<Number<StrictCount>>,
 
     /// Continue after a previous page's next_cursor
     #[arg(long, value_name = "CURSOR")]
@@ -130,7 +131,7 @@ pub struct ListArgs {
 
     /// Token budget of the --for intent
     #[arg(long, value_name = "TOKENS", allow_hyphen_values = true)]
-    pub token_budget: Option<String>,
+    pub token_budget: Option<Number<TokenBudget>>,
 }
 
 /// Which spelling of the list family ran.
@@ -201,23 +202,6 @@ impl ListSpelling {
             ListSpelling::All | ListSpelling::Draft | ListSpelling::Closed | ListSpelling::Canceled
         )
     }
-}
-
-fn parse_count(flag: &str, raw: &str) -> Result<usize> {
-    let text = raw.trim();
-    if !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_digit())
-        && let Ok(n) = text.parse::<usize>()
-    {
-        return Ok(n);
-    }
-    Err(Error::invalid_argument(
-        flag,
-        raw,
-        format!("{flag} must be a non-negative integer."),
-        Vec::new(),
-    )
-    .into())
 }
 
 fn parse_sort(args: &ListArgs) -> Result<Sort> {
@@ -394,12 +378,10 @@ struct Window {
 
 /// Parses the paging flags and refuses `--after` with `--offset`.
 fn parse_window(args: &ListArgs) -> Result<Window> {
-    let count =
-        |flag: &str, raw: &Option<String>| raw.as_deref().map(|v| parse_count(flag, v)).transpose();
     let window = Window {
-        limit: count("--limit", &args.limit)?,
-        offset: count("--offset", &args.offset)?,
-        tree_depth: count("--tree-depth", &args.tree_depth)?,
+        limit: args.limit.value("--limit")?,
+        offset: args.offset.value("--offset")?,
+        tree_depth: args.tree_depth.value("--tree-depth")?,
     };
     if args.after.is_some() && window.offset.is_some() {
         return Err(conflict(
@@ -476,7 +458,7 @@ pub fn cmd_list(ctx: &Ctx, args: &ListArgs, spelled: ListSpelling) -> Result<Com
     let resolved_intent = intent::resolve(
         Surface::List,
         args.intent.as_deref(),
-        args.token_budget.as_deref(),
+        args.token_budget.as_ref(),
         window.limit.map(|l| l as u64),
     )?;
     let projection = projection(ctx, args, spelling, schema, resolved_intent.is_some())?;
@@ -545,9 +527,9 @@ fn read_meta(
         .legacy_value("--fields", args.fields.as_deref())
         .legacy_switch("--full", args.full)
         .legacy_value("--after", args.after.as_deref())
-        .legacy_value("--limit", args.limit.as_deref())
+        .legacy_value("--limit", args.limit.raw())
         .legacy_switch("--no-truncate", args.no_truncate)
-        .legacy_value("--token-budget", args.token_budget.as_deref());
+        .legacy_value("--token-budget", args.token_budget.raw());
     if let Some(format) = args.format {
         meta = meta.legacy_value("--format", Some(format.name()));
     }

@@ -5,6 +5,7 @@ use pm_engine::query::Sort;
 use serde_json::{Map, Value, json};
 
 use super::list::{ListArgs, ListSpelling, sort_name};
+use crate::args::numbers::NumberFlag;
 use crate::commands::filters::list_filters::{EchoStyle, ListFilterArgs, StatusScope};
 
 impl ListFilterArgs {
@@ -60,10 +61,10 @@ pub(super) fn echo_status(
 /// The raw paging and projection options, between the selectors and the switches.
 pub(super) fn echo_paging(out: &mut Map<String, Value>, args: &ListArgs) {
     if let Some(v) = &args.limit {
-        out.insert("limit".into(), json!(v));
+        out.insert("limit".into(), json!(v.raw()));
     }
     if let Some(v) = &args.offset {
-        out.insert("offset".into(), json!(v));
+        out.insert("offset".into(), json!(v.raw()));
     }
     if args.include_body {
         out.insert("include_body".into(), json!(true));
@@ -85,7 +86,7 @@ pub(super) fn echo_presentation(out: &mut Map<String, Value>, args: &ListArgs, s
         out.insert("tree".into(), json!(true));
     }
     if let Some(v) = &args.tree_depth {
-        out.insert("tree_depth".into(), json!(v));
+        out.insert("tree_depth".into(), json!(v.raw()));
     }
     if sort.field.is_some() {
         out.insert("sort".into(), json!(sort_name(sort)));
@@ -117,6 +118,6 @@ pub(super) fn cursor_contract(filters: &Map<String, Value>, sort: &Sort, args: &
         "sort": sort_name(sort),
         "order": if sort.descending { "desc" } else { "asc" },
         "tree": args.tree,
-        "tree_depth": args.tree_depth,
+        "tree_depth": args.tree_depth.raw(),
     })
 }

@@ -18,8 +18,8 @@ use serde_json::{Map, Value, json};
 use super::agenda::agenda;
 use super::context_result::{ContextFilters, ContextResult, ContextSummary, RowBuilder, Window};
 use super::context_sections::{self, SectionArgs};
-use super::next::{budget_or, positive_or};
 use super::rank_rows::{Details, Explain, Scope, packing_json, ranking_json};
+use crate::args::numbers::{LimitOrDefault, Number, NumberFlag, TokenBudget};
 use crate::clock_reads::ReadClock;
 use crate::commands::filters::list_filters::{EchoStyle, Filters, SelectArgs};
 use crate::ctx::Ctx;
@@ -60,16 +60,16 @@ pub struct ContextArgs {
 
     /// History events in the activity section (default settings.context.activity_limit, 10)
     #[arg(long, value_name = "N")]
-    pub activity_limit: Option<String>,
+    pub activity_limit: Option<Number<LimitOrDefault>>,
 
     /// Days without an update after which active work is stale, and the activity window
     /// (default settings.context.stale_threshold_days, 7)
     #[arg(long, value_name = "DAYS")]
-    pub stale_threshold: Option<String>,
+    pub stale_threshold: Option<Number<LimitOrDefault>>,
 
     /// Focus rows per section (default 10)
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub limit: Option<String>,
+    pub limit: Option<Number<LimitOrDefault>>,
 
     /// Continue after a previous page's next_cursor
     #[arg(long, value_name = "CURSOR")]
@@ -81,7 +81,7 @@ pub struct ContextArgs {
 
     /// Token budget of the packer (default max(256, limit×160))
     #[arg(long, value_name = "N")]
-    pub token_budget: Option<String>,
+    pub token_budget: Option<Number<TokenBudget>>,
 
     /// Add the relevance ranking and packing
     #[arg(long)]
@@ -98,13 +98,11 @@ pub struct ContextArgs {
 
 /// The row limit and token budget of a context read, with its resolved intent.
 fn limits(args: &ContextArgs) -> Result<(u64, u64, Option<ResolvedIntent>)> {
-    let explicit_limit = (args.limit.as_deref())
-        .map(|l| positive_or(Some(l), "--limit", 10))
-        .transpose()?;
+    let explicit_limit = (args.limit.value("--limit")?).map(|l| l.unwrap_or(10));
     let resolved_intent = intent::resolve(
         Surface::Context,
         args.for_intent.as_deref(),
-        args.token_budget.as_deref(),
+        args.token_budget.as_ref(),
         explicit_limit,
     )?;
     let limit = (resolved_intent.as_ref())
@@ -114,7 +112,7 @@ fn limits(args: &ContextArgs) -> Result<(u64, u64, Option<ResolvedIntent>)> {
         .unwrap_or(10);
     let token_budget = match &resolved_intent {
         Some(i) => i.token_budget,
-        None => budget_or(args.token_budget.as_deref(), (limit * 160).max(256))?,
+        None => (args.token_budget.value("--token-budget")?).unwrap_or((limit * 160).max(256)),
     };
     Ok((limit, token_budget, resolved_intent))
 }
@@ -289,7 +287,7 @@ pub fn cmd_context(ctx: &Ctx, args: &ContextArgs, spelling: &str) -> Result<Fini
 /// The read-output metadata of a context read spelled `spelling`.
 fn meta_of(args: &ContextArgs, spelling: &str, resolved: Option<ResolvedIntent>) -> ReadMeta {
     let mut meta = ReadMeta::new(Surface::Context, spelling)
-        .legacy_value("--limit", args.limit.as_deref())
+        .legacy_value("--limit", args.limit.raw())
         .legacy_value("--depth", args.depth.as_deref())
         .legacy_value("--after", args.after.as_deref());
     meta.after = args.after.clone();
@@ -304,16 +302,10 @@ struct SectionLimits {
 }
 
 fn section_limits(args: &ContextArgs, defaults: &ContextDefaults) -> Result<SectionLimits> {
-    let activity_limit = positive_or(
-        args.activity_limit.as_deref(),
-        "--activity-limit",
-        defaults.activity_limit,
-    )?;
-    let stale_threshold = positive_or(
-        args.stale_threshold.as_deref(),
-        "--stale-threshold",
-        defaults.stale_threshold_days,
-    )?;
+    let activity_limit = (args.activity_limit.value("--activity-limit")?.flatten())
+        .unwrap_or(defaults.activity_limit);
+    let stale_threshold = (args.stale_threshold.value("--stale-threshold")?.flatten())
+        .unwrap_or(defaults.stale_threshold_days);
     Ok(SectionLimits {
         activity_limit,
         stale_threshold,
@@ -337,7 +329,7 @@ fn filters_echo(view: &Filters<'_>, args: &ContextArgs, token_budget: u64) -> Co
     let mut selectors = view.echo_values(EchoStyle::Every);
     // pm's context prints `limit` between the selectors and `parent`.
     let at = (selectors.keys().position(|k| k == "parent")).unwrap_or(selectors.len());
-    let limit_echo = args.limit.as_deref().map_or(Value::Null, |l| json!(l));
+    let limit_echo = args.limit.raw().map_or(Value::Null, |l| json!(l));
     selectors.shift_insert(at, "limit".into(), limit_echo);
     ContextFilters {
         selectors,
@@ -387,7 +379,7 @@ fn agenda_rows<'a>(
 /// The query-semantic options of a context read (its filters and budget), for the cursor.
 fn fingerprint_options(args: &ContextArgs) -> Value {
     let mut m = Filters::new(&args.filters).echo_values(EchoStyle::GivenJoined);
-    if let Some(t) = &args.token_budget {
+    if let Some(t) = args.token_budget.raw() {
         m.insert("token_budget".into(), json!(t));
     }
     Value::Object(m)

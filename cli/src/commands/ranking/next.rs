@@ -1,7 +1,6 @@
 //! `pm next`: the recommended item with its reasons, the ranked ready queue, decisions, the
 //! blocked queue and work held by others (engine `rank::next`), through the read-output layer.
 
-use pm_engine::Error;
 use pm_engine::query::StatusFilter;
 use pm_engine::rank::item::RankItem;
 use pm_engine::rank::next::{Hierarchy, NextOptions, NextReport, compute, reasons};
@@ -14,6 +13,7 @@ use super::next_result::{
     Held, NextFilters, NextResult, NextSummary, Recommended, Truncation, rows, suggestions,
 };
 use super::rank_rows::{Details, Explain, Scope, packing_json, ranking_json};
+use crate::args::numbers::{LimitOrDefault, Number, NumberFlag, TokenBudget};
 use crate::clock_reads::ReadClock;
 use crate::commands::filters::list_filters::{EchoStyle, Filters, SelectArgs};
 use crate::ctx::Ctx;
@@ -38,11 +38,11 @@ pub struct NextArgs {
 
     /// Ready rows to show (default 5; non-positive means the default)
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub limit: Option<String>,
+    pub limit: Option<Number<LimitOrDefault>>,
 
     /// Blocked rows to show (default: the limit)
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub blocked_limit: Option<String>,
+    pub blocked_limit: Option<Number<LimitOrDefault>>,
 
     /// Show no blocked rows
     #[arg(long)]
@@ -58,7 +58,7 @@ pub struct NextArgs {
 
     /// Token budget of the ready-queue packer (default max(192, limit×128))
     #[arg(long, value_name = "N")]
-    pub token_budget: Option<String>,
+    pub token_budget: Option<Number<TokenBudget>>,
 
     /// Output format for this read: toon or json
     #[arg(long, value_name = "FORMAT")]
@@ -67,40 +67,6 @@ pub struct NextArgs {
     /// Context intent: execute (ready work only, 1200-token budget)
     #[arg(long = "for", value_name = "INTENT")]
     pub for_intent: Option<String>,
-}
-
-/// Parses pm's next/context limits: an integer; non-positive or absent gives `fallback`.
-///
-/// # Errors
-/// `invalid_argument_value` for a non-integer.
-pub fn positive_or(raw: Option<&str>, flag: &str, fallback: u64) -> Result<u64> {
-    let Some(raw) = raw else { return Ok(fallback) };
-    let n: i64 = raw.trim().parse().map_err(|_| Error::InvalidArgument {
-        field: flag.into(),
-        value: raw.into(),
-        reason: format!("{flag} must be an integer"),
-        allowed: Vec::new(),
-    })?;
-    Ok(if n <= 0 { fallback } else { n as u64 })
-}
-
-/// Parses a token budget override (a positive integer), else `fallback`.
-///
-/// # Errors
-/// `invalid_argument_value` for anything else.
-pub fn budget_or(raw: Option<&str>, fallback: u64) -> Result<u64> {
-    let Some(raw) = raw else { return Ok(fallback) };
-    Ok(raw
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| Error::InvalidArgument {
-            field: "--token-budget".into(),
-            value: raw.into(),
-            reason: "--token-budget must be a positive integer".into(),
-            allowed: Vec::new(),
-        })?)
 }
 
 /// The limits and budget of one `pm next` read.
@@ -113,11 +79,12 @@ struct Limits {
 
 impl Limits {
     fn of(args: &NextArgs, resolved_intent: Option<&intent::ResolvedIntent>) -> Result<Self> {
-        let limit = positive_or(args.limit.as_deref(), "--limit", 5)?;
-        let blocked_limit = positive_or(args.blocked_limit.as_deref(), "--blocked-limit", limit)?;
+        let limit = args.limit.value("--limit")?.flatten().unwrap_or(5);
+        let blocked_limit =
+            (args.blocked_limit.value("--blocked-limit")?.flatten()).unwrap_or(limit);
         let token_budget = match resolved_intent {
             Some(i) => i.token_budget,
-            None => budget_or(args.token_budget.as_deref(), (limit * 128).max(192))?,
+            None => (args.token_budget.value("--token-budget")?).unwrap_or((limit * 128).max(192)),
         };
         Ok(Self {
             limit,
@@ -138,7 +105,7 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     let resolved_intent = intent::resolve(
         Surface::Next,
         args.for_intent.as_deref(),
-        args.token_budget.as_deref(),
+        args.token_budget.as_ref(),
         None,
     )?;
     let limits = Limits::of(args, resolved_intent.as_ref())?;
@@ -202,8 +169,8 @@ pub fn cmd_next(ctx: &Ctx, args: &NextArgs) -> Result<Finished> {
     let mut env = to_object(&result);
 
     let mut meta = ReadMeta::new(Surface::Next, "next")
-        .legacy_value("--limit", args.limit.as_deref())
-        .legacy_value("--blocked-limit", args.blocked_limit.as_deref());
+        .legacy_value("--limit", args.limit.raw())
+        .legacy_value("--blocked-limit", args.blocked_limit.raw());
     meta.intent = resolved_intent;
     let format = ctx.read_output.resolve_format(ctx.format, args.format);
     crate::read_output::skipped::report(&mut env, &corpus.notices);

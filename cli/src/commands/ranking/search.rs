@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::search_echo::SearchEcho;
 use super::search_result::{CountHits, Hits, PageRequest, SearchResult};
 use super::search_rows::Projection;
+use crate::args::numbers::{Count, Number, NumberFlag, Score, TokenBudget};
 use crate::clock_reads::ReadClock;
 use crate::commands::CommandOutput;
 use crate::commands::filters::list_filters::{
@@ -59,7 +60,7 @@ pub struct SearchArgs {
 
     /// Drop hits scoring below this (default settings.search.score_threshold, 0)
     #[arg(long, value_name = "N")]
-    pub min_score: Option<String>,
+    pub min_score: Option<Number<Score>>,
 
     /// Print only the number of matches
     #[arg(long)]
@@ -103,7 +104,7 @@ pub struct SearchArgs {
 
     /// Return at most N hits (default settings.search.max_results, 50)
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub limit: Option<String>,
+    pub limit: Option<Number<Count>>,
 
     /// Continue after a previous page's next_cursor
     #[arg(long, value_name = "CURSOR")]
@@ -124,7 +125,7 @@ pub struct SearchArgs {
 
     /// Token budget of the --for intent (at least 256)
     #[arg(long, value_name = "N")]
-    pub token_budget: Option<String>,
+    pub token_budget: Option<Number<TokenBudget>>,
 }
 
 /// `search --format`.
@@ -147,13 +148,6 @@ fn usage(message: &str) -> CliError {
         suggestions: Box::default(),
         allowed: Box::default(),
     }
-}
-
-/// Parses pm's `--limit`: a non-negative integer.
-pub fn parse_limit(raw: &str, flag: &str) -> Result<usize> {
-    Ok(raw.trim().parse::<usize>().map_err(|_| {
-        Error::invalid_argument(flag, raw, "must be a non-negative integer", Vec::new())
-    })?)
 }
 
 fn mode_of(args: &SearchArgs) -> Result<()> {
@@ -205,13 +199,11 @@ impl Parsed {
         let keyword = KeywordQuery::new(&query_text)
             .ok_or_else(|| usage("Search query must not be empty"))?;
         let match_mode = match_mode_of(args.match_mode.as_deref())?;
-        let min_score = min_score_of(args.min_score.as_deref())?;
+        let min_score = args.min_score.value("--min-score")?.flatten();
         if args.after.is_some() && args.count {
             return Err(usage("Search --after cannot be combined with --count."));
         }
-        let explicit_limit = (args.limit.as_deref())
-            .map(|l| parse_limit(l, "--limit"))
-            .transpose()?;
+        let explicit_limit = args.limit.value("--limit")?;
         let parsed = Self {
             raw_query,
             query_text,
@@ -236,23 +228,6 @@ fn match_mode_of(raw: Option<&str>) -> Result<MatchMode> {
             ["and", "or", "exact"].map(String::from).into(),
         )
     })?)
-}
-
-fn min_score_of(raw: Option<&str>) -> Result<Option<f64>> {
-    let Some(raw) = raw.filter(|s| !s.is_empty()) else {
-        return Ok(None);
-    };
-    let score = (raw.trim().parse::<f64>().ok())
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| {
-            Error::invalid_argument(
-                "--min-score",
-                raw,
-                "Search --min-score must be a finite number >= 0",
-                Vec::new(),
-            )
-        })?;
-    Ok(Some(score))
 }
 
 /// Applies inline tokens where their flag is unset; the others become warnings.
@@ -314,7 +289,7 @@ pub fn cmd_search(ctx: &Ctx, args: &SearchArgs) -> Result<CommandOutput> {
     let resolved_intent = intent::resolve(
         Surface::Search,
         args.for_intent.as_deref(),
-        args.token_budget.as_deref(),
+        args.token_budget.as_ref(),
         parsed.explicit_limit.map(|l| l as u64),
     )?;
     let (status, filters, warnings) = apply_inline(args, &inline);
@@ -423,7 +398,7 @@ fn meta_of(args: &SearchArgs, resolved_intent: Option<ResolvedIntent>, raw: Stri
         .legacy_switch("--compact", args.compact)
         .legacy_switch("--full", args.full)
         .legacy_value("--fields", args.fields.as_deref())
-        .legacy_value("--limit", args.limit.as_deref())
+        .legacy_value("--limit", args.limit.raw())
         .legacy_value("--after", args.after.as_deref());
     meta.after = args.after.clone();
     meta.intent = resolved_intent;

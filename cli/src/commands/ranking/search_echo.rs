@@ -5,6 +5,7 @@ use pm_engine::rank::search::MatchMode;
 use serde_json::{Map, Value, json};
 
 use super::search::SearchArgs;
+use crate::args::numbers::NumberFlag;
 use crate::commands::filters::list_filters::{EchoStyle, Filters, StatusArgs};
 
 /// What a search was asked: its filters (after inline tokens) and its own options.
@@ -64,7 +65,7 @@ impl SearchEcho<'_> {
         if self.threshold > 0.0 {
             m.insert("score_threshold".into(), number(self.threshold));
         }
-        if let Some(limit) = &args.limit {
+        if let Some(limit) = args.limit.raw() {
             m.insert("limit".into(), json!(limit));
         }
         m
@@ -90,7 +91,7 @@ impl SearchEcho<'_> {
         m.insert("phrase_exact".into(), json!(args.phrase_exact));
         m.insert("score_threshold".into(), number(self.threshold));
         m.insert("hybrid_semantic_weight".into(), Value::Null);
-        let limit = args.limit.as_deref().map_or(Value::Null, |l| json!(l));
+        let limit = args.limit.raw().map_or(Value::Null, |l| json!(l));
         m.insert("limit".into(), limit);
         m.insert("runtime_filters".into(), json!({}));
         m

@@ -13,6 +13,7 @@ use pm_index::{GraphRows, GraphSubset, Index};
 
 use super::deps_result::{DepsLimits, DepsPage, DepsProjection, DepsResult};
 use super::graph::direction;
+use crate::args::numbers::{AtLeastOne, Number, NumberFlag, TokenBudget};
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
@@ -42,7 +43,7 @@ pub struct DepsArgs {
 
     /// Expand at most N levels below the item (default 10)
     #[arg(long, value_name = "N")]
-    pub max_depth: Option<String>,
+    pub max_depth: Option<Number<AtLeastOne>>,
 
     /// Tree: show a node expanded elsewhere once (repeated) or every time (none, default)
     #[arg(long, value_enum, value_name = "MODE")]
@@ -58,15 +59,15 @@ pub struct DepsArgs {
 
     /// At most N nodes (default 200; context 25)
     #[arg(long, value_name = "N")]
-    pub node_limit: Option<String>,
+    pub node_limit: Option<Number<AtLeastOne>>,
 
     /// At most N edges (default 400; context 50)
     #[arg(long, value_name = "N")]
-    pub edge_limit: Option<String>,
+    pub edge_limit: Option<Number<AtLeastOne>>,
 
     /// Token budget of the printed result
     #[arg(long, value_name = "N")]
-    pub token_budget: Option<String>,
+    pub token_budget: Option<Number<TokenBudget>>,
 
     /// Context: continue after this node (a previous page's next_cursor)
     #[arg(long, value_name = "CURSOR")]
@@ -167,23 +168,10 @@ struct ReadBounds {
 /// Parses the numeric flags and refuses the context-only flags outside `--format context`
 /// and a blank `--cursor`, in that order.
 fn read_bounds(args: &DepsArgs, format: DepsFormat) -> Result<ReadBounds> {
-    let number = |raw: Option<&str>, flag: &str| -> Result<Option<usize>> {
-        Ok(raw
-            .map(|raw| match raw.trim().parse::<usize>() {
-                Ok(n) if n >= 1 => Ok(n),
-                _ => Err(Error::invalid_argument(
-                    flag,
-                    raw,
-                    "expected a whole number of at least 1",
-                    Vec::new(),
-                )),
-            })
-            .transpose()?)
-    };
     let bounds = ReadBounds {
-        max_depth: number(args.max_depth.as_deref(), "--max-depth")?.unwrap_or(10),
-        node_limit: number(args.node_limit.as_deref(), "--node-limit")?,
-        edge_limit: number(args.edge_limit.as_deref(), "--edge-limit")?,
+        max_depth: args.max_depth.value("--max-depth")?.unwrap_or(10),
+        node_limit: args.node_limit.value("--node-limit")?,
+        edge_limit: args.edge_limit.value("--edge-limit")?,
     };
     let context_only = args.cursor.is_some() || args.direction.is_some() || !args.kind.is_empty();
     if format != DepsFormat::Context && context_only {
@@ -327,10 +315,10 @@ fn finish(ctx: &Ctx, args: &DepsArgs, id: String, result: DepsResult) -> Result<
         .legacy_value("--collapse", collapse)
         .legacy_switch("--full", args.full)
         .legacy_switch("--summary", args.summary)
-        .legacy_value("--edge-limit", args.edge_limit.as_deref())
-        .legacy_value("--max-depth", args.max_depth.as_deref())
-        .legacy_value("--node-limit", args.node_limit.as_deref())
-        .legacy_value("--token-budget", args.token_budget.as_deref());
+        .legacy_value("--edge-limit", args.edge_limit.raw())
+        .legacy_value("--max-depth", args.max_depth.raw())
+        .legacy_value("--node-limit", args.node_limit.raw())
+        .legacy_value("--token-budget", args.token_budget.raw());
     meta.operand = Some(id);
     let encoding = ctx.read_output.resolve_format(ctx.format, None);
     finish_read(result.into_value()?, &meta, &ctx.read_output, encoding)

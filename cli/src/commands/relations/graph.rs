@@ -10,6 +10,7 @@ use pm_index::Index;
 
 use super::graph_read::{GraphBounds, GraphRead};
 use super::graph_result::GraphResult;
+use crate::args::numbers::{AtLeastOne, Number, NumberFlag};
 use crate::commands::relations::graph_reach;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result, UsageKind};
@@ -48,11 +49,11 @@ pub struct GraphArgs {
 
     /// Stop this many edges from the start item
     #[arg(long, value_name = "N")]
-    pub max_depth: Option<String>,
+    pub max_depth: Option<Number<AtLeastOne>>,
 
     /// Rows per page (traversals 100, impact 10, audit 50)
     #[arg(long, value_name = "N")]
-    pub limit: Option<String>,
+    pub limit: Option<Number<AtLeastOne>>,
 
     /// Continue after this row (a previous page's next_cursor)
     #[arg(long, value_name = "CURSOR")]
@@ -64,7 +65,7 @@ pub struct GraphArgs {
 
     /// The most paths to return (paths; default 10)
     #[arg(long, value_name = "N")]
-    pub max_paths: Option<String>,
+    pub max_paths: Option<Number<AtLeastOne>>,
 
     /// Counts only, no rows
     #[arg(long, conflicts_with = "full")]
@@ -175,9 +176,9 @@ fn check_args(args: &GraphArgs) -> Result<GraphBounds> {
     }
     check_operands(args)?;
     let bounds = GraphBounds {
-        limit: positive(args.limit.as_deref(), "--limit")?,
-        max_depth: positive(args.max_depth.as_deref(), "--max-depth")?,
-        max_paths: positive(args.max_paths.as_deref(), "--max-paths")?,
+        limit: args.limit.value("--limit")?,
+        max_depth: args.max_depth.value("--max-depth")?,
+        max_paths: args.max_paths.value("--max-paths")?,
     };
     if let Some(after) = &args.after
         && after.trim().is_empty()
@@ -207,9 +208,9 @@ fn finish(ctx: &Ctx, args: &GraphArgs, result: GraphResult) -> Result<Finished> 
         .legacy_switch("--full", args.full)
         .legacy_switch("--summary", args.summary)
         .legacy_value("--after", args.after.as_deref())
-        .legacy_value("--limit", args.limit.as_deref())
-        .legacy_value("--max-depth", args.max_depth.as_deref())
-        .legacy_value("--max-paths", args.max_paths.as_deref());
+        .legacy_value("--limit", args.limit.raw())
+        .legacy_value("--max-depth", args.max_depth.raw())
+        .legacy_value("--max-paths", args.max_paths.raw());
     meta.operand.clone_from(&args.id);
     let format = ctx.read_output.resolve_format(ctx.format, None);
     finish_read(result.into_value()?, &meta, &ctx.read_output, format)
@@ -268,21 +269,6 @@ pub(super) fn conflict(detail: &str, flag: &str) -> CliError {
         suggestions: Box::new([]),
         allowed: Box::new([]),
     }
-}
-
-/// Parses an optional whole number of at least 1.
-fn positive(raw: Option<&str>, flag: &str) -> Result<Option<usize>> {
-    Ok(raw
-        .map(|raw| match raw.trim().parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(Error::InvalidArgument {
-                field: flag.into(),
-                value: raw.into(),
-                reason: "expected a whole number of at least 1".into(),
-                allowed: Vec::new(),
-            }),
-        })
-        .transpose()?)
 }
 
 /// Resolves an optional id argument to the item's id (the tracker prefix may be left out).

@@ -19,6 +19,7 @@ use super::activity_result::{
     ActivityResult, ActivityRows, ActivitySummary, AppliedBound, Warning, Window,
 };
 use super::activity_rows::{digest, digest_entry, event_key, event_rows};
+use crate::args::numbers::{Number, NumberFlag, PageOrUnbounded};
 use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result};
@@ -73,7 +74,7 @@ pub struct ActivityArgs {
 
     /// Rows per page (default: digest 15, raw/provenance 20, full 5)
     #[arg(long, value_name = "N")]
-    pub limit: Option<String>,
+    pub limit: Option<Number<PageOrUnbounded>>,
 
     /// Return every row of the window
     #[arg(long, conflicts_with = "limit")]
@@ -166,10 +167,9 @@ impl Mode {
 /// bad `--after`; the read-output refusals.
 pub fn cmd_activity(ctx: &Ctx, args: &ActivityArgs) -> Result<ActivityOutput> {
     let mode = mode(ctx, args)?;
-    let limit = match (args.unbounded, args.limit.as_deref()) {
-        (true, _) => None,
-        (false, None) => Some(mode.default_limit()),
-        (false, Some(raw)) => Some(parse_limit(raw)?),
+    let limit = match args.unbounded {
+        true => None,
+        false => Some(args.limit.value("--limit")?.unwrap_or(mode.default_limit())),
     };
     let tracker = ctx.tracker()?;
     let view = TrackerView::open(tracker.clone(), &ctx.settings_env())?;
@@ -303,7 +303,7 @@ fn finish(ctx: &Ctx, args: &ActivityArgs, result: ActivityResult) -> Result<Fini
     let mut meta = ReadMeta::new(Surface::Activity, "activity")
         .legacy_switch("--compact", args.compact)
         .legacy_switch("--full", args.full)
-        .legacy_value("--limit", args.limit.as_deref())
+        .legacy_value("--limit", args.limit.raw())
         .legacy_switch("--unbounded", args.unbounded);
     meta.after.clone_from(&args.after);
     let format = ctx.read_output.resolve_format(ctx.format, args.format);
@@ -368,20 +368,6 @@ fn mode(ctx: &Ctx, args: &ActivityArgs) -> Result<Mode> {
             ]),
             suggestion: None,
         }),
-    }
-}
-
-/// Parses `--limit`: a whole number of at least 1.
-fn parse_limit(raw: &str) -> Result<usize> {
-    match raw.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(Error::InvalidArgument {
-            field: "--limit".into(),
-            value: raw.into(),
-            reason: "expected a whole number of at least 1 (or --unbounded)".into(),
-            allowed: Vec::new(),
-        }
-        .into()),
     }
 }
 

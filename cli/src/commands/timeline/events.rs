@@ -3,13 +3,13 @@
 //! from `pm_index::Index::events`, which re-projects grown history files (lines appended outside
 //! pm included) or falls back to scanning them.
 
-use pm_engine::Error;
 use pm_engine::clock::format_iso_ms;
 use pm_engine::schema::load;
 use pm_engine::timestamp::parse_timestamp;
-use pm_index::{EventPosition, EventQuery, EventRow, EventSince, Index, MAX_EVENT_LIMIT};
+use pm_index::{EventPosition, EventQuery, EventRow, EventSince, Index};
 use serde_json::{Map, Value, json};
 
+use crate::args::numbers::{EventPage, Number, NumberFlag};
 use crate::ctx::Ctx;
 use crate::failure::{CliError, ReadOutputRefusal, Result};
 use crate::progress::index_options;
@@ -53,7 +53,7 @@ pub struct EventsArgs {
 
     /// Events per page, 1 to 1000 (default 100)
     #[arg(long, value_name = "N")]
-    pub limit: Option<String>,
+    pub limit: Option<Number<EventPage>>,
 
     /// Where cursors go: batch (the trailer only) or row (every event line too)
     #[arg(long, value_enum, value_name = "MODE", default_value = "batch")]
@@ -79,7 +79,8 @@ pub enum CursorMode {
 /// `not_in_project`; `invalid_argument_value` for a bad `--limit`; `invalid_query_cursor` for a
 /// `--since` that is neither an instant nor a cursor of the same filters.
 pub fn cmd_events(ctx: &Ctx, args: &EventsArgs) -> Result<Vec<Value>> {
-    let limit = parse_limit(args.limit.as_deref())?;
+    // Absent is 0: the index's default page size.
+    let limit = args.limit.value("--limit")?.unwrap_or(0);
     let tracker = ctx.tracker()?;
     let loaded = load(&tracker, &ctx.settings_env())?;
     let fingerprint = filter_fingerprint(args);
@@ -160,23 +161,6 @@ fn event_line(row: &EventRow, full: bool, cursor: Option<String>) -> Value {
         line.insert("cursor".into(), json!(cursor));
     }
     Value::Object(line)
-}
-
-/// Parses `--limit`: a whole number from 1 to 1,000; absent is the default page size.
-fn parse_limit(raw: Option<&str>) -> Result<usize> {
-    let Some(raw) = raw else {
-        return Ok(0);
-    };
-    match raw.trim().parse::<usize>() {
-        Ok(n) if (1..=MAX_EVENT_LIMIT).contains(&n) => Ok(n),
-        _ => Err(Error::InvalidArgument {
-            field: "--limit".into(),
-            value: raw.into(),
-            reason: format!("expected a whole number from 1 to {MAX_EVENT_LIMIT}"),
-            allowed: Vec::new(),
-        }
-        .into()),
-    }
 }
 
 /// Returns the first 24 hex characters of SHA-256 over the sorted, normalised filters: a cursor
@@ -324,14 +308,5 @@ mod tests {
         assert!(parse_since("not a cursor!", "f").is_err());
         assert!(parse_since("abc", "f").is_err());
         Ok(())
-    }
-
-    #[test]
-    fn limit_is_bounded() {
-        assert_eq!(parse_limit(None).ok(), Some(0));
-        assert_eq!(parse_limit(Some("1000")).ok(), Some(1000));
-        for bad in ["0", "1001", "-1", "x"] {
-            assert!(parse_limit(Some(bad)).is_err(), "{bad}");
-        }
     }
 }

@@ -2,8 +2,11 @@
 //! parser that combines them with the commands is `commands::Cli`.
 //! Help text is the doc comment of each item: imperative first line, no trailing period.
 
+pub mod numbers;
+
 use std::path::PathBuf;
 
+use self::numbers::{Number, OutputBound};
 use crate::render::Format;
 
 /// Flags every command accepts, before or after the subcommand name.
@@ -48,7 +51,7 @@ pub struct GlobalArgs {
         value_name = "N|unbounded",
         allow_negative_numbers = true
     )]
-    pub output_limit: Option<String>,
+    pub output_limit: Option<Number<OutputBound>>,
 
     /// Fit a read into N estimated tokens (ceil(bytes/4) of the printed output), or unbounded
     #[arg(
@@ -57,7 +60,7 @@ pub struct GlobalArgs {
         value_name = "N|unbounded",
         allow_negative_numbers = true
     )]
-    pub output_budget: Option<String>,
+    pub output_budget: Option<Number<OutputBound>>,
 
     /// Share a token budget and served items across reads (JSON from read_session.next_state)
     #[arg(long, global = true, value_name = "JSON")]
