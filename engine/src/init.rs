@@ -312,28 +312,31 @@ pub fn ensure_gitignore(workspace: &Path, tracker_root: &Path) -> Result<Option<
         Err(err) if err.kind() == ErrorKind::NotFound => String::new(),
         Err(err) => return Err(err).at(&path),
     };
-    let without_block = match (current.find(GITIGNORE_START), current.find(GITIGNORE_END)) {
-        (Some(start), Some(end)) if end >= start => {
-            format!(
-                "{}{}",
-                &current[..start],
-                &current[end + GITIGNORE_END.len()..]
-            )
-        }
-        _ => current.clone(),
-    };
-    // JavaScript's trimEnd whitespace.
-    let kept = without_block.trim_end_matches(is_js_whitespace);
-    let next = if kept.is_empty() {
-        format!("{block}\n")
-    } else {
-        format!("{kept}\n\n{block}\n")
-    };
+    let next = with_block(&current, GITIGNORE_START, GITIGNORE_END, &block);
     if next == current {
         return Ok(None);
     }
     crate::atomic::write(&path, next.as_bytes())?;
     Ok(Some(path))
+}
+
+/// Returns `current` with the block between the `start` and `end` marker lines replaced by
+/// `block`: the old block is cut out, the rest is right-trimmed, and the block is appended after
+/// a blank line (pm's managed-block rule for `.gitignore` and `.gitattributes`).
+pub fn with_block(current: &str, start: &str, end: &str, block: &str) -> String {
+    let without_block = match (current.find(start), current.find(end)) {
+        (Some(from), Some(to)) if to >= from => {
+            format!("{}{}", &current[..from], &current[to + end.len()..])
+        }
+        _ => current.to_string(),
+    };
+    // JavaScript's trimEnd whitespace.
+    let kept = without_block.trim_end_matches(is_js_whitespace);
+    if kept.is_empty() {
+        format!("{block}\n")
+    } else {
+        format!("{kept}\n\n{block}\n")
+    }
 }
 
 /// Returns true when `start` or an ancestor holds `.git` (a directory or a worktree file).
