@@ -270,6 +270,43 @@ fn install_matches_pm_cli_and_is_idempotent_from_a_subdirectory() -> TestResult 
 }
 
 #[test]
+fn init_in_git_installs_the_fence_unless_told_not_to() -> TestResult {
+    let repo = Repo::bare_git()?;
+    let init = repo.pm(&["init", "--defaults"])?;
+    repo.ok(&init)?;
+    assert!(
+        init.stdout.contains("updated:merge_fence:"),
+        "{}",
+        init.stdout
+    );
+    // pm-cli's init in the write transcript wrote the same block (the built-in type folders).
+    let golden = transcript()?.join("snapshots/000-init/.gitattributes");
+    assert_eq!(
+        repo.read(".gitattributes")?,
+        std::fs::read_to_string(golden)?
+    );
+    assert!(
+        repo.read(".git/config")?
+            .contains("[merge \"pm-item-toon\"]")
+    );
+    // A second init of the same tracker changes nothing and says nothing about the fence.
+    let again = repo.pm(&["init", "--defaults"])?;
+    assert!(!again.stdout.contains("merge_fence"), "{}", again.stdout);
+
+    let bare = Repo::bare_git()?;
+    let skipped = bare.pm(&["init", "--defaults", "--no-merge-fence"])?;
+    bare.ok(&skipped)?;
+    assert!(
+        !skipped.stdout.contains("merge_fence"),
+        "{}",
+        skipped.stdout
+    );
+    assert!(!bare.root.join(".gitattributes").exists());
+    assert!(!bare.read(".git/config")?.contains("pm-item-toon"));
+    Ok(())
+}
+
+#[test]
 fn install_keeps_other_attributes_and_replaces_its_own_block() -> TestResult {
     let repo = Repo::new()?;
     pm_engine::atomic::write(
