@@ -111,7 +111,7 @@ pub fn run_item_driver(files: &DriverFiles, env: &DriverEnv) -> Result<ItemOutco
     let mut merge = merge_items(&base_doc, &ours_doc, &theirs_doc, files.prefer);
     merge.doc = canonicalize_owned(std::mem::take(&mut merge.doc), &canon);
     let bytes = serialize_item(&merge.doc, format)?;
-    crate::atomic::write(files.output_path(), &bytes)?;
+    crate::atomic::write_unsynced(files.output_path(), &bytes)?;
     let item_path = files
         .item_path
         .clone()
@@ -139,7 +139,7 @@ fn merge_as_lines(files: &DriverFiles, inputs: [&[u8]; 3], reason: String) -> Re
     let [base, ours, theirs] = inputs.map(String::from_utf8_lossy);
     let merged = merge_lines(&base, &ours, &theirs);
     let conflicted = matches!(merged, TextMerge::Conflicted(_));
-    crate::atomic::write(files.output_path(), merged.into_text().as_bytes())?;
+    crate::atomic::write_unsynced(files.output_path(), merged.into_text().as_bytes())?;
     Ok(ItemOutcome::Lines { reason, conflicted })
 }
 

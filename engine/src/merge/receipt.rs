@@ -173,7 +173,7 @@ fn write_json(path: &Path, receipt: &Receipt) -> Result<()> {
         .map_err(|e| crate::Error::internal(format!("receipt does not serialize: {e}")))?;
     let mut text = crate::json::to_pretty(&value);
     text.push('\n');
-    crate::atomic::write(path, text.as_bytes())
+    crate::atomic::write_unsynced(path, text.as_bytes())
 }
 
 /// Formats the first 32 hex digits of `hex` as a version-4 UUID.

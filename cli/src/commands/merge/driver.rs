@@ -337,6 +337,6 @@ fn read_three(files: &DriverFiles) -> Result<[String; 3]> {
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {
-    pm_engine::atomic::write(path, text.as_bytes())?;
+    pm_engine::atomic::write_unsynced(path, text.as_bytes())?;
     Ok(())
 }
