@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{DriverArtifact, MergeArgs, MergeOutput};
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::exit;
 use crate::failure::{CliError, Result, UsageKind};
@@ -114,7 +115,7 @@ struct RelationshipBlock {
 /// when a file cannot be read or written.
 pub(super) fn cmd_merge_driver(ctx: &Ctx, args: &MergeArgs) -> Result<MergeOutput> {
     let files = driver_files(ctx, args)?;
-    let now = ctx.clock.now_iso();
+    let now = ReadClock::new(&ctx.clock).stamp();
     match args.artifact {
         Some(DriverArtifact::Item) => item_driver(ctx, &files, now),
         Some(DriverArtifact::Json) => json_driver(&files, now),

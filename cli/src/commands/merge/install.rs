@@ -7,6 +7,7 @@ use pm_engine::schema;
 use serde::Serialize;
 
 use super::{MergeArgs, MergeOutput};
+use crate::clock_reads::ReadClock;
 use crate::ctx::Ctx;
 use crate::exit;
 use crate::failure::Result;
@@ -51,7 +52,7 @@ pub(super) fn cmd_merge_install(ctx: &Ctx, args: &MergeArgs) -> Result<MergeOutp
     let loaded = schema::load(&tracker, &ctx.settings_env())?;
     let report = install(&tracker, &loaded.schema, &ctx.executable()?, args.dry_run)?;
     MergeOutput::of(
-        &receipt(&report, args.dry_run, ctx.clock.now_iso()),
+        &receipt(&report, args.dry_run, ReadClock::new(&ctx.clock).stamp()),
         exit::SUCCESS,
     )
 }
