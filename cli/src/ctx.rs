@@ -168,6 +168,14 @@ impl Ctx {
         Tracker::open(&self.cwd, self.explicit_path.as_deref())
     }
 
+    /// Returns the path of the running `pm` executable (the program the merge drivers call).
+    ///
+    /// # Errors
+    /// `io_error` when the platform cannot tell.
+    pub fn executable(&self) -> Result<PathBuf> {
+        std::env::current_exe().at("<current executable>")
+    }
+
     /// Returns the environment overrides that settings reads take.
     pub fn settings_env(&self) -> SettingsEnv {
         SettingsEnv {

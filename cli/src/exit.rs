@@ -15,6 +15,9 @@ pub const NOT_FOUND: u8 = 3;
 pub const CONFLICT: u8 = 4;
 /// A required dependency operation failed.
 pub const DEPENDENCY_FAILED: u8 = 5;
+/// A merge driver left the file for review (a decided conflict or conflicting lines): any
+/// non-zero exit makes git mark the path as conflicted.
+pub const MERGE_CONFLICT: u8 = 1;
 /// A bulk mutation matched nothing: success with no effect.
 pub const NO_EFFECT: u8 = 6;
 /// A bulk mutation applied to only some of its matches: success with partial effect.
@@ -108,6 +111,8 @@ expect_hash_requires_mutation invalid_argument 2
 tracker_root_unreadable io 1
 close_validation_missing_fields invalid_argument 2
 likely_duplicate conflict 4
+merge_root_not_found not_found 3
+merge_git_config_unwritable dependency_failed 5
 "
         );
     }

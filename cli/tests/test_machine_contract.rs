@@ -28,6 +28,9 @@ const SETUP: &[(&str, &[&str])] = &[
     ("item reopen", &["close", "{id}", "done"]),
 ];
 
+/// Commands whose success arm needs a git worktree around the tracker (`merge install`).
+const NEEDS_GIT: &[&str] = &["merge"];
+
 /// Arguments a command needs beyond its synthesized operands (a flag pm requires itself).
 /// `{other}` is a second item of the seeded tracker.
 const EXTRA_ARGS: &[(&str, &[&str])] = &[
@@ -386,6 +389,14 @@ fn gate_empty_tracker() -> TestResult {
         let base = if leaf.needs_id { &seeded } else { &empty };
         // The setup, if any, runs in a copy that then serves as the template of both runs.
         let prepared = TestTracker::from_tree(&base.workspace())?;
+        if NEEDS_GIT.contains(&name.as_str()) {
+            let init = std::process::Command::new("git")
+                .args(["init", "-q"])
+                .current_dir(prepared.workspace())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .status()?;
+            assert!(init.success(), "git init for {name}");
+        }
         if let Some((_, step)) = SETUP.iter().find(|(n, _)| *n == name) {
             let step: Vec<String> = step.iter().map(|s| s.replace("{id}", ITEM)).collect();
             let argv: Vec<&str> = step.iter().map(String::as_str).collect();

@@ -48,6 +48,28 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     sync_dir(&parent)
 }
 
+/// Replaces `path` with `bytes` atomically like [`write`], without the two fsyncs: readers see
+/// the old or the new content, but a crash may lose the new one.
+///
+/// For files whose durability git owns, not pm: a merge driver's result (git reads it back at
+/// once and stores it as an object) and its receipts, which git itself writes to the worktree
+/// without syncing. Each fsync costs milliseconds, and a driver runs once per conflicting file.
+///
+/// # Errors
+/// `Error::Io` naming the file that failed; the temp file is removed on failure.
+pub fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let parent = parent_dir(path);
+    fs::create_dir_all(&parent).at(&parent)?;
+    let (temp_path, mut file) = create_temp_sibling(path, &parent)?;
+    let written = file.write_all(bytes).at(&temp_path);
+    drop(file);
+    if let Err(err) = written.and_then(|()| fs::rename(&temp_path, path).at(path)) {
+        let _ = fs::remove_file(&temp_path);
+        return Err(err);
+    }
+    Ok(())
+}
+
 /// Removes `path` and fsyncs its directory; returns false when it did not exist.
 ///
 /// # Errors

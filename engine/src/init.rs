@@ -1,6 +1,7 @@
 //! `pm init` on disk: the tracker root and its sixteen subdirectories, the
-//! full settings.json, the four schema seeds, custom type folders and the workspace `.gitignore`
-//! runtime-cache block. Idempotent; reports what it created for the CLI to print.
+//! full settings.json, the four schema seeds, custom type folders, the workspace `.gitignore`
+//! runtime-cache block and, for a fresh tracker in a git worktree, the merge fence.
+//! Idempotent; reports what it created for the CLI to print.
 
 use crate::error::{Error, IoResultExt, Result};
 use crate::notice::Notice;
@@ -49,8 +50,6 @@ const GITIGNORE_ENTRIES: [&str; 6] = [
 
 /// The warning pm prints when the tracker is not inside a git worktree.
 const MERGE_FENCE_NOT_GIT: &str = "merge_fence_skipped:not_git_repository:run pm merge install after moving the tracker into a Git repository";
-/// Our warning inside a git worktree: we do not install pm's merge drivers.
-const MERGE_FENCE_UNSUPPORTED: &str = "merge_fence_skipped:not_supported:this pm does not install git merge drivers; run pm-cli's pm merge install to add them";
 
 /// Knobs of `pm init`; `None` means "not given on the command line".
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -66,6 +65,9 @@ pub struct InitOptions {
     pub workspace_root: Option<PathBuf>,
     /// `--force`: allow changing the prefix, author or preset of an existing tracker.
     pub force: bool,
+    /// The program the merge drivers call, to install the merge fence in a fresh tracker
+    /// inside a git worktree; `None` for `--no-merge-fence`.
+    pub merge_fence: Option<PathBuf>,
 }
 
 /// What [`init_tracker`] did.
@@ -168,17 +170,29 @@ pub fn init_tracker(target: &Path, opts: &InitOptions) -> Result<InitReport> {
         warnings.push(format!("updated:gitignore:{}", path.display()));
         gitignore_changed = true;
     }
-    if settings_created {
-        let git_probe = workspace_root.clone().unwrap_or_else(|| root.clone());
-        warnings.push(if in_git_worktree(&git_probe) {
-            MERGE_FENCE_UNSUPPORTED.to_string()
-        } else {
-            MERGE_FENCE_NOT_GIT.to_string()
-        });
+    let mut fence_changed = false;
+    if settings_created && let Some(program) = &opts.merge_fence {
+        match crate::merge::install::install(&tracker, &schema, program, false) {
+            Ok(report) => {
+                if report.attributes_changed {
+                    warnings.push(format!(
+                        "updated:merge_fence:{}",
+                        report.attributes_path.display()
+                    ));
+                }
+                fence_changed = report.attributes_changed || report.config_changed;
+            }
+            Err(Error::MergeRootNotFound { .. }) => warnings.push(MERGE_FENCE_NOT_GIT.to_string()),
+            Err(err) => return Err(err),
+        }
     }
 
     Ok(InitReport {
-        changed: !created.is_empty() || settings_created || changed_settings || gitignore_changed,
+        changed: !created.is_empty()
+            || settings_created
+            || changed_settings
+            || gitignore_changed
+            || fence_changed,
         tracker_root: root,
         workspace_root,
         created,
@@ -312,23 +326,7 @@ pub fn ensure_gitignore(workspace: &Path, tracker_root: &Path) -> Result<Option<
         Err(err) if err.kind() == ErrorKind::NotFound => String::new(),
         Err(err) => return Err(err).at(&path),
     };
-    let without_block = match (current.find(GITIGNORE_START), current.find(GITIGNORE_END)) {
-        (Some(start), Some(end)) if end >= start => {
-            format!(
-                "{}{}",
-                &current[..start],
-                &current[end + GITIGNORE_END.len()..]
-            )
-        }
-        _ => current.clone(),
-    };
-    // JavaScript's trimEnd whitespace.
-    let kept = without_block.trim_end_matches(is_js_whitespace);
-    let next = if kept.is_empty() {
-        format!("{block}\n")
-    } else {
-        format!("{kept}\n\n{block}\n")
-    };
+    let next = with_block(&current, GITIGNORE_START, GITIGNORE_END, &block);
     if next == current {
         return Ok(None);
     }
@@ -336,9 +334,23 @@ pub fn ensure_gitignore(workspace: &Path, tracker_root: &Path) -> Result<Option<
     Ok(Some(path))
 }
 
-/// Returns true when `start` or an ancestor holds `.git` (a directory or a worktree file).
-fn in_git_worktree(start: &Path) -> bool {
-    start.ancestors().any(|dir| dir.join(".git").exists())
+/// Returns `current` with the block between the `start` and `end` marker lines replaced by
+/// `block`: the old block is cut out, the rest is right-trimmed, and the block is appended after
+/// a blank line (pm's managed-block rule for `.gitignore` and `.gitattributes`).
+pub fn with_block(current: &str, start: &str, end: &str, block: &str) -> String {
+    let without_block = match (current.find(start), current.find(end)) {
+        (Some(from), Some(to)) if to >= from => {
+            format!("{}{}", &current[..from], &current[to + end.len()..])
+        }
+        _ => current.to_string(),
+    };
+    // JavaScript's trimEnd whitespace.
+    let kept = without_block.trim_end_matches(is_js_whitespace);
+    if kept.is_empty() {
+        format!("{block}\n")
+    } else {
+        format!("{kept}\n\n{block}\n")
+    }
 }
 
 #[cfg(test)]

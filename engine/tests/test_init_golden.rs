@@ -60,6 +60,8 @@ fn init_matches_the_golden_snapshot() -> TestResult {
     let opts = InitOptions {
         author_default: Some("golden-author".into()),
         workspace_root: Some(ws.to_path_buf()),
+        // pm-cli's init tries the merge fence; outside git it reports not_git_repository.
+        merge_fence: Some("/usr/local/bin/pm".into()),
         ..InitOptions::default()
     };
     let report = init_tracker(&ws.join(".agents/pm"), &opts)?;

@@ -2,12 +2,13 @@
 //! about a command is its spec in `registry.rs`.
 //! Each command lives in `commands/<family>/<name>.rs` as `XxxArgs`, `cmd_xxx` and `XxxOutput`;
 //! the families are `listing/`, `ranking/`, `filters/` (the one filter front-end),
-//! `relations/`, `timeline/`, `mutate/` and `maintain/`.
+//! `relations/`, `timeline/`, `mutate/`, `maintain/` and `merge/` (the git merge fence).
 
 mod cli;
 mod filters;
 mod listing;
 mod maintain;
+mod merge;
 pub(crate) mod mutate;
 mod ranking;
 pub mod registry;
@@ -33,6 +34,7 @@ pub use maintain::init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init
 pub use maintain::reindex::{ReindexArgs, ReindexOutput, cmd_reindex};
 pub use maintain::validate::{ValidateArgs, ValidateOutput, cmd_validate};
 pub use maintain::r#where::{WhereArgs, WhereOutput, cmd_where};
+pub use merge::{MergeArgs, MergeOutput, cmd_merge};
 pub use mutate::append::{AppendArgs, cmd_append};
 pub use mutate::claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
 pub use mutate::close::{CloseArgs, cmd_close};
@@ -119,6 +121,7 @@ pub enum Command {
     #[command(visible_aliases = registry::CONTEXT.aliases)]
     Context(ContextArgs),
     Bench(BenchArgs),
+    Merge(MergeArgs),
 }
 
 impl Command {
@@ -180,6 +183,8 @@ pub enum CommandOutput {
     Read(Finished),
     /// A full-row JSON list whose rows are printed as they are produced.
     Streamed(Box<listing::list_stream::ListStream>),
+    /// `pm merge`: its document and exit code.
+    Merge(MergeOutput),
     /// Plain text in TOON mode (a shell script), the `document` under JSON.
     Text {
         /// What TOON mode prints, verbatim.
@@ -213,6 +218,7 @@ impl CommandOutput {
             CommandOutput::Reindex(output) => render(output, format, out),
             CommandOutput::Where(output) => render(output, format, out),
             CommandOutput::Bench(manifest) => render(manifest, format, out),
+            CommandOutput::Merge(output) => render_value(&output.document, format, out),
             CommandOutput::Mutation { output, .. } => render(&**output, format, out),
             CommandOutput::Read(finished) => render_value(&finished.value, finished.format, out),
             CommandOutput::Streamed(stream) => stream.write(out),
@@ -246,6 +252,7 @@ impl CommandOutput {
             CommandOutput::Streamed(stream) => stream.exit_code(),
             CommandOutput::Mutation { exit_code, .. } => *exit_code,
             CommandOutput::Reindex(output) => output.exit_code(),
+            CommandOutput::Merge(output) => output.exit_code,
             _ => exit::SUCCESS,
         }
     }
@@ -305,6 +312,7 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Search(args) => cmd_search(ctx, args),
         Command::Next(args) => cmd_next(ctx, args).map(CommandOutput::Read),
         Command::Context(args) => cmd_context(ctx, args, "context").map(CommandOutput::Read),
+        Command::Merge(args) => cmd_merge(ctx, args).map(CommandOutput::Merge),
     }
 }
 

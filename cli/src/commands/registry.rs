@@ -13,8 +13,8 @@ use crate::commands::{
     ActivityArgs, AggregateArgs, AnnotationArgs, AppendArgs, BenchArgs, ClaimArgs, CloseArgs,
     Command, CompletionsArgs, ContextArgs, ContractsArgs, CreateArgs, DeleteArgs, DepsArgs,
     EventsArgs, GcArgs, GetArgs, GraphArgs, HealthArgs, HistoryArgs, HistoryRepairArgs, InitArgs,
-    ItemArgs, LinksArgs, ListArgs, NextArgs, ReindexArgs, ReleaseArgs, RestoreArgs, SearchArgs,
-    StatsArgs, TestArgs, UpdateArgs, ValidateArgs, WhereArgs,
+    ItemArgs, LinksArgs, ListArgs, MergeArgs, NextArgs, ReindexArgs, ReleaseArgs, RestoreArgs,
+    SearchArgs, StatsArgs, TestArgs, UpdateArgs, ValidateArgs, WhereArgs,
 };
 use crate::read_output::{CommandKind, Surface};
 use GuardRule::{Always, Never, WhenWriting};
@@ -207,6 +207,7 @@ pub static NEXT: CommandSpec = read("next", Surface::Next, NextArgs::augment_arg
 pub static CONTEXT: CommandSpec =
     read("context", Surface::Context, ContextArgs::augment_args).aliases(&["ctx"]);
 pub static BENCH: CommandSpec = upkeep("bench", BenchArgs::augment_args);
+pub static MERGE: CommandSpec = upkeep("merge", MergeArgs::augment_args);
 
 /// Every subcommand's spec, in [`Command`] declaration order.
 pub static ALL: &[&CommandSpec] = &[
@@ -254,6 +255,7 @@ pub static ALL: &[&CommandSpec] = &[
     &NEXT,
     &CONTEXT,
     &BENCH,
+    &MERGE,
 ];
 
 /// Returns the spec of the subcommand named `name` (not an alias).
@@ -333,6 +335,7 @@ impl Command {
             Command::Next(_) => fixed(&NEXT),
             Command::Context(_) => fixed(&CONTEXT),
             Command::Bench(_) => fixed(&BENCH),
+            Command::Merge(_) => fixed(&MERGE),
         }
     }
 

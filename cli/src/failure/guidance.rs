@@ -444,6 +444,26 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
                 "Continue the existing item (recovery.suggested_retry), or retry the create with --allow-duplicate.",
             ],
         },
+        ErrorCode::MergeRootNotFound => Guidance {
+            title: "Not inside a git repository",
+            required: "Run the merge fence commands inside the git worktree that holds the tracker.",
+            why: Some(
+                "Merge drivers are git configuration; without a repository there is nothing to configure.",
+            ),
+            examples: &["git init", "pm merge install"],
+            next_steps: &[
+                "Move the tracker into a git worktree (or git init), then rerun pm merge install.",
+            ],
+        },
+        ErrorCode::MergeGitConfigUnwritable => Guidance {
+            title: "Git configuration not writable",
+            required: "Make git available and the clone's configuration writable.",
+            why: Some(
+                "pm records its merge drivers with git config; .gitattributes is left untouched when that fails.",
+            ),
+            examples: &["git --version", "git config --list --local"],
+            next_steps: &["Fix the reported git failure, then rerun pm merge install."],
+        },
         ErrorCode::CommandFailed => Guidance {
             title: "Command refused its arguments",
             required: "Change the argument named in refusal.surface so that it selects something, then retry.",

@@ -32,6 +32,8 @@ impl Error {
             Error::SettingsInvalid { .. } => ErrorCode::SettingsInvalid,
             Error::ItemTooLarge { .. } => ErrorCode::ItemTooLarge,
             Error::Io { .. } => ErrorCode::Io,
+            Error::MergeRootNotFound { .. } => ErrorCode::MergeRootNotFound,
+            Error::MergeGitConfigUnwritable { .. } => ErrorCode::MergeGitConfigUnwritable,
             Error::ConflictingOptions { .. } => ErrorCode::ConflictingArguments,
             Error::ItemIdCollision { .. } => ErrorCode::ItemIdCollision,
             Error::RevisionConflict { .. } => ErrorCode::ItemRevisionConflict,

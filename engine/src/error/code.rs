@@ -112,6 +112,10 @@ pub enum ErrorCode {
     CloseValidationMissingFields,
     /// A create under strict duplicate detection found likely duplicates.
     LikelyDuplicate,
+    /// `pm merge install` outside a git worktree.
+    MergeRootNotFound,
+    /// `git config` refused the merge driver settings.
+    MergeGitConfigUnwritable,
 }
 
 impl ErrorCode {
@@ -169,6 +173,8 @@ impl ErrorCode {
         ErrorCode::TrackerRootUnreadable,
         ErrorCode::CloseValidationMissingFields,
         ErrorCode::LikelyDuplicate,
+        ErrorCode::MergeRootNotFound,
+        ErrorCode::MergeGitConfigUnwritable,
     ];
 
     /// Returns the snake_case code string.
@@ -230,13 +236,18 @@ impl ErrorCode {
             ErrorCode::TrackerRootUnreadable => "tracker_root_unreadable",
             ErrorCode::CloseValidationMissingFields => "close_validation_missing_fields",
             ErrorCode::LikelyDuplicate => "likely_duplicate",
+            ErrorCode::MergeRootNotFound => "merge_root_not_found",
+            ErrorCode::MergeGitConfigUnwritable => "merge_git_config_unwritable",
         }
     }
 
     /// Returns the family the code belongs to; `pm-cli`'s exit table is keyed by family.
     pub fn family(self) -> ErrorFamily {
         match self {
-            ErrorCode::NotInProject | ErrorCode::ItemNotFound => ErrorFamily::NotFound,
+            ErrorCode::NotInProject | ErrorCode::ItemNotFound | ErrorCode::MergeRootNotFound => {
+                ErrorFamily::NotFound
+            }
+            ErrorCode::MergeGitConfigUnwritable => ErrorFamily::DependencyFailed,
             ErrorCode::InvalidItemId
             | ErrorCode::InvalidArgumentValue
             | ErrorCode::UnknownOption

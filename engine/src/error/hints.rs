@@ -133,6 +133,13 @@ impl Error {
             Error::ItemTooLarge { id, limit, .. } => Some(format!(
                 "move large content out of {id} (link a file with `pm files {id} --add <path>`), or raise limits.item_max_bytes above {limit} in settings.json"
             )),
+            Error::MergeRootNotFound { .. } => Some(
+                "run the command inside a git worktree (git init, or cd into the clone); merge drivers are git configuration".into(),
+            ),
+            Error::MergeGitConfigUnwritable { path, .. } => Some(format!(
+                "check that git is installed and {} is writable, then rerun pm merge install",
+                path.display()
+            )),
             Error::Io { path, .. } => Some(format!(
                 "check that {} exists and is readable/writable",
                 path.display()

@@ -219,6 +219,22 @@ pub enum Error {
         limit: u64,
     },
 
+    /// `pm merge install` (or the fence `pm init` installs) outside a git worktree.
+    #[error("no git repository contains {}", path.display())]
+    MergeRootNotFound {
+        /// The directory the search started from.
+        path: PathBuf,
+    },
+
+    /// `git config` refused to record a merge driver in the clone's configuration.
+    #[error("could not write merge driver settings to {}: {detail}", path.display())]
+    MergeGitConfigUnwritable {
+        /// The git configuration file.
+        path: PathBuf,
+        /// What git reported.
+        detail: String,
+    },
+
     /// An I/O operation failed.
     #[error("{}: {source}", path.display())]
     Io {

@@ -16,7 +16,8 @@ use crate::failure::{CliError, Result, UsageKind};
 /// Initialize pm storage for the current workspace or a path-like tracker target
 ///
 /// Creates the tracker root (./.agents/pm, or --pm-path/PM_PATH), its folders, settings.json,
-/// the schema seeds and the workspace .gitignore block. Re-running changes nothing unless
+/// the schema seeds, the workspace .gitignore block and, in a git worktree, the merge fence
+/// (pm merge install). Re-running changes nothing unless
 /// --force asks to change the prefix, preset or author of an existing tracker.
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
@@ -43,6 +44,10 @@ pub struct InitArgs {
     /// Print the full settings tree in TOON output as well
     #[arg(long)]
     pub verbose: bool,
+
+    /// Skip installing the git merge drivers (pm merge install) for a fresh tracker in git
+    #[arg(long)]
+    pub no_merge_fence: bool,
 }
 
 /// How the tracker location was chosen (pm's `target` block).
@@ -158,6 +163,11 @@ pub fn cmd_init(ctx: &Ctx, args: &InitArgs) -> Result<InitOutput> {
         preset,
         workspace_root: target.workspace_root.as_ref().map(PathBuf::from),
         force: args.force,
+        merge_fence: if args.no_merge_fence {
+            None
+        } else {
+            Some(ctx.executable()?)
+        },
     };
     let report = init_tracker(&root, &options)?;
     Ok(InitOutput {
