@@ -22,6 +22,7 @@ pub mod init;
 pub mod item;
 pub mod json;
 pub mod lock;
+pub mod merge;
 pub mod mutate;
 pub mod notice;
 pub mod query;

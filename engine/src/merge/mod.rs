@@ -1,0 +1,3 @@
+//! Git merge support: the history-stream merge, post-merge reconciliation and merge receipts.
+
+pub mod history;
