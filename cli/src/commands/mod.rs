@@ -8,6 +8,7 @@ mod cli;
 mod filters;
 mod listing;
 mod maintain;
+pub mod merge; // TEMPORARY stub on branch mergeb (see merge/mod.rs)
 pub(crate) mod mutate;
 mod ranking;
 pub mod registry;
@@ -33,6 +34,7 @@ pub use maintain::init::{InitArgs, InitOutput, InitSummary, InitTarget, cmd_init
 pub use maintain::reindex::{ReindexArgs, ReindexOutput, cmd_reindex};
 pub use maintain::validate::{ValidateArgs, ValidateOutput, cmd_validate};
 pub use maintain::r#where::{WhereArgs, WhereOutput, cmd_where};
+pub use merge::{MergeArgs, cmd_merge};
 pub use mutate::append::{AppendArgs, cmd_append};
 pub use mutate::claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
 pub use mutate::close::{CloseArgs, cmd_close};
@@ -119,6 +121,7 @@ pub enum Command {
     #[command(visible_aliases = registry::CONTEXT.aliases)]
     Context(ContextArgs),
     Bench(BenchArgs),
+    Merge(MergeArgs),
 }
 
 impl Command {
@@ -305,6 +308,8 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Search(args) => cmd_search(ctx, args),
         Command::Next(args) => cmd_next(ctx, args).map(CommandOutput::Read),
         Command::Context(args) => cmd_context(ctx, args, "context").map(CommandOutput::Read),
+        // TEMPORARY (mergeb): the merge document rendered like bench's manifest.
+        Command::Merge(args) => cmd_merge(ctx, args).map(CommandOutput::Bench),
     }
 }
 

@@ -207,6 +207,8 @@ pub static NEXT: CommandSpec = read("next", Surface::Next, NextArgs::augment_arg
 pub static CONTEXT: CommandSpec =
     read("context", Surface::Context, ContextArgs::augment_args).aliases(&["ctx"]);
 pub static BENCH: CommandSpec = upkeep("bench", BenchArgs::augment_args);
+/// TEMPORARY (mergeb): `merge`, until branch mergea's spec replaces it.
+pub static MERGE: CommandSpec = upkeep("merge", crate::commands::MergeArgs::augment_args);
 
 /// Every subcommand's spec, in [`Command`] declaration order.
 pub static ALL: &[&CommandSpec] = &[
@@ -254,6 +256,7 @@ pub static ALL: &[&CommandSpec] = &[
     &NEXT,
     &CONTEXT,
     &BENCH,
+    &MERGE,
 ];
 
 /// Returns the spec of the subcommand named `name` (not an alias).
@@ -333,6 +336,7 @@ impl Command {
             Command::Next(_) => fixed(&NEXT),
             Command::Context(_) => fixed(&CONTEXT),
             Command::Bench(_) => fixed(&BENCH),
+            Command::Merge(_) => fixed(&MERGE),
         }
     }
 

@@ -1,3 +1,5 @@
 //! Git merge support: the history-stream merge, post-merge reconciliation and merge receipts.
 
 pub mod history;
+pub mod receipts;
+pub mod reconcile;
