@@ -424,3 +424,81 @@ fn reconcile_and_report_match_pm_on_the_write_transcript() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn health_requires_merge_drivers_only_when_asked_and_validate_notes_them() -> TestResult {
+    let t = TestTracker::new()?;
+    git(&t.workspace(), &["init", "-q", "-b", "main"])?;
+    ok(&t, &["init", "--defaults"])?;
+    let health = |args: &[&str]| -> Result<Value, Box<dyn std::error::Error>> {
+        let mut argv = vec!["health"];
+        argv.extend(args);
+        argv.push("--json");
+        Ok(serde_json::from_str(&t.pm(&argv)?.stdout)?)
+    };
+    let advisory = health(&[])?;
+    let warnings = advisory["warnings"].to_string();
+    assert!(
+        warnings.contains("merge_driver_configuration_missing:5"),
+        "{advisory}"
+    );
+    assert!(
+        !advisory["failed_because"]
+            .to_string()
+            .contains("merge_driver")
+    );
+    let integrity = |doc: &Value| {
+        doc["checks"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == "integrity"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(
+        integrity(&advisory)["details"]["merge_driver_configuration"]["required"],
+        false
+    );
+    let required = health(&["--require-merge-drivers"])?;
+    assert_eq!(required["ok"], false, "{required}");
+    assert!(
+        required["failed_because"]
+            .to_string()
+            .contains("merge_driver_configuration_missing:5")
+    );
+    let run = t.pm(&[
+        "health",
+        "--require-merge-drivers",
+        "--strict-exit",
+        "--json",
+    ])?;
+    assert_eq!(run.code, 1);
+    // validate notes the missing drivers without warning about them.
+    let run = t.pm(&["validate", "--check-storage-integrity", "--json"])?;
+    let doc: Value = serde_json::from_str(&run.stdout)?;
+    let storage = &doc["checks"][0]["details"];
+    assert_eq!(
+        storage["merge_driver_configuration"]["status"], "missing",
+        "{doc}"
+    );
+    assert_eq!(doc["has_warnings"], false, "{doc}");
+    // One driver of five is a drifted configuration: blocking in health, a warning in validate.
+    let pm = env!("CARGO_BIN_EXE_pm");
+    let driver = format!("'{pm}' merge driver history %O %A %B");
+    git(
+        &t.workspace(),
+        &["config", "merge.pm-history.driver", &driver],
+    )?;
+    let drift = health(&[])?;
+    assert!(
+        drift["failed_because"]
+            .to_string()
+            .contains("merge_driver_configuration_drift:4"),
+        "{drift}"
+    );
+    let run = t.pm(&["validate", "--check-storage-integrity", "--json"])?;
+    assert!(
+        run.stdout
+            .contains("validate_merge_driver_configuration_drift:4")
+    );
+    Ok(())
+}

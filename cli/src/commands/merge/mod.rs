@@ -21,6 +21,10 @@ use crate::failure::{CliError, Result, UsageKind};
 #[derive(Debug, clap::Args)]
 pub struct MergeArgs {
     /// Merge subcommand: install, reconcile, report, driver
+    #[arg(
+        value_parser = ["report", "reconcile", "install", "driver"],
+        hide_possible_values = true
+    )]
     pub subcommand: String,
     /// driver only: artifact class to merge (item, history, relationship, json)
     pub artifact: Option<String>,
