@@ -362,13 +362,16 @@ fn comparable(mut doc: Value) -> Value {
     doc
 }
 
+/// One transcript step: (minute, argv, golden step name).
+type Step = (u32, &'static [&'static str], &'static str);
+
 #[test]
 fn reconcile_and_report_match_pm_on_the_write_transcript() -> TestResult {
     let golden = transcript()?;
     let snap = |s: &str| golden.root.join("snapshots").join(s);
     let stdout = |s: &str| std::fs::read_to_string(golden.root.join("stdout").join(s));
     // (start snapshot, [(minute, argv, golden step)], end snapshot)
-    let runs: [(&str, &[(u32, &[&str], &str)], &str); 2] = [
+    let runs: [(&str, &[Step], &str); 2] = [
         (
             "114-merge-report",
             &[

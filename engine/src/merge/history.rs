@@ -64,7 +64,16 @@ pub struct StreamMerge {
 struct Line<'a> {
     entry: HistoryEntry,
     raw: &'a str,
-    identity: String,
+}
+
+impl Line<'_> {
+    /// Whether pm counts both as the same entry: the same line, else the same identity.
+    fn same(&self, other: &Line<'_>) -> bool {
+        self.raw == other.raw
+            || (self.entry.ts == other.entry.ts
+                && self.entry.op == other.entry.op
+                && identity(&self.entry) == identity(&other.entry))
+    }
 }
 
 /// Merges the three versions of one history stream (git's `%O`, `%A`, `%B`). `path` names the
@@ -78,12 +87,12 @@ pub fn merge_streams(base: &[u8], ours: &[u8], theirs: &[u8], path: &Path) -> Re
     parse_stream(base, &id, path)?;
     let ours_read = parse_stream(ours, &id, path)?;
     let theirs_read = parse_stream(theirs, &id, path)?;
-    let ours = lines(&ours_read, ours)?;
-    let theirs = lines(&theirs_read, theirs)?;
+    let ours = lines(ours_read, ours)?;
+    let theirs = lines(theirs_read, theirs)?;
     let shared = ours
         .iter()
         .zip(&theirs)
-        .take_while(|(a, b)| a.identity == b.identity)
+        .take_while(|(a, b)| a.same(b))
         .count();
     let report = |strategy, from_ours, from_theirs, total| StreamMergeReport {
         strategy,
@@ -117,11 +126,18 @@ pub fn merge_streams(base: &[u8], ours: &[u8], theirs: &[u8], path: &Path) -> Re
         return Ok(kept(&theirs, r));
     }
     let from_ours = ours.len() - shared;
-    let ours_ids: std::collections::HashSet<&str> =
-        ours[shared..].iter().map(|l| l.identity.as_str()).collect();
+    // Only entries with the same `ts` can share an identity: group ours' tail by it.
+    let mut by_ts: std::collections::HashMap<&str, Vec<&Line<'_>>> = Default::default();
+    for line in &ours[shared..] {
+        by_ts.entry(line.entry.ts.as_str()).or_default().push(line);
+    }
     let theirs_tail: Vec<&Line<'_>> = theirs[shared..]
         .iter()
-        .filter(|l| !ours_ids.contains(l.identity.as_str()))
+        .filter(|l| {
+            by_ts
+                .get(l.entry.ts.as_str())
+                .is_none_or(|same_ts| !same_ts.iter().any(|o| o.same(l)))
+        })
         .collect();
     let from_theirs = theirs_tail.len();
     let tail = order_tails(ours[shared..].iter().collect(), theirs_tail);
@@ -144,18 +160,14 @@ fn stream_id(path: &Path) -> String {
         .to_string()
 }
 
-fn lines<'a>(read: &StreamRead, bytes: &'a [u8]) -> Result<Vec<Line<'a>>> {
+fn lines(read: StreamRead, bytes: &[u8]) -> Result<Vec<Line<'_>>> {
     read.entries
-        .iter()
-        .zip(&read.spans)
+        .into_iter()
+        .zip(read.spans)
         .map(|(entry, span)| {
-            let raw = std::str::from_utf8(&bytes[span.clone()])
+            let raw = std::str::from_utf8(&bytes[span])
                 .map_err(|e| Error::internal(format!("history line is not UTF-8: {e}")))?;
-            Ok(Line {
-                identity: identity(entry),
-                entry: entry.clone(),
-                raw,
-            })
+            Ok(Line { entry, raw })
         })
         .collect()
 }
@@ -192,10 +204,23 @@ fn order_tails<'l, 'a>(ours: Vec<&'l Line<'a>>, theirs: Vec<&'l Line<'a>>) -> Ve
 struct Replay {
     state: Value,
     epoch: HashEpoch,
+    /// The hash of `state` in `epoch`, once computed (the next entry's `before_hash`).
+    known: Option<(HashEpoch, String)>,
 }
 
 impl Replay {
     fn hash(&mut self, epoch: HashEpoch) -> String {
+        if let Some((known, hash)) = &self.known
+            && *known == epoch
+        {
+            return hash.clone();
+        }
+        let hash = self.compute(epoch);
+        self.known = Some((epoch, hash.clone()));
+        hash
+    }
+
+    fn compute(&mut self, epoch: HashEpoch) -> String {
         let Value::Object(root) = &mut self.state else {
             return replay_hash(&ItemDoc::empty(), epoch);
         };
@@ -227,12 +252,14 @@ fn reanchor(prefix: &[Line<'_>], tail: &[&Line<'_>]) -> StreamMerge {
         replay = Replay {
             state: wrap_state(check.doc.metadata, check.doc.body),
             epoch: check.epoch,
+            known: None,
         };
         tail.to_vec()
     } else {
         replay = Replay {
             state: wrap_state(Map::new(), String::new()),
             epoch: HashEpoch::V2,
+            known: None,
         };
         prefix.iter().chain(tail.iter().copied()).collect()
     };
@@ -273,6 +300,7 @@ fn replay_line(replay: &mut Replay, line: &Line<'_>) -> (String, bool) {
         new_patch = Some(compare(&replay.state, &next));
     }
     replay.state = next;
+    replay.known = None;
     let after_hash = replay.hash(epoch);
     if new_patch.is_none() && before_hash == entry.before_hash && after_hash == entry.after_hash {
         return (line.raw.to_string(), false);
