@@ -88,6 +88,7 @@ already_claimed_by conflict 4
 item_not_claimed conflict 4
 ownership_conflict conflict 4
 mutation_secret_guard_blocked conflict 4
+merge_reconcile_discards_require_acceptance conflict 4
 dependency_target_unresolved not_found 3
 mutation_torn io 1
 read_output_cursor_invalid invalid_argument 2

@@ -328,6 +328,15 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
                 "Re-run with --force only after confirming the text is not a credential.",
             ],
         },
+        ErrorCode::MergeReconcileDiscardsRequireAcceptance => Guidance {
+            title: "Merge reconciliation needs explicit acceptance",
+            required: "Explicitly review every discarded field before accepting reconciliation.",
+            why: None,
+            examples: &["pm merge report", "pm merge reconcile --force"],
+            next_steps: &[
+                "Review each receipt's discarded fields with pm merge report, re-apply a lost value with pm update if needed, then rerun pm merge reconcile --force.",
+            ],
+        },
         ErrorCode::DependencyTargetUnresolved => Guidance {
             title: "Referenced item not found",
             required: "Reference only items that exist in this tracker.",

@@ -45,6 +45,9 @@ impl Error {
                 LifecycleConflict::OwnershipConflict => ErrorCode::OwnershipConflict,
             },
             Error::SecretGuardBlocked { .. } => ErrorCode::MutationSecretGuardBlocked,
+            Error::MergeDiscardsUnaccepted { .. } => {
+                ErrorCode::MergeReconcileDiscardsRequireAcceptance
+            }
             Error::UnresolvedReference { .. } => ErrorCode::DependencyTargetUnresolved,
             Error::MutationTorn { .. } => ErrorCode::MutationTorn,
             Error::Index { .. } => ErrorCode::IndexUnavailable,

@@ -65,6 +65,8 @@ pub enum ErrorCode {
     OwnershipConflict,
     /// The mutation secret guard found credential-shaped text (`secret_guard: block`).
     MutationSecretGuardBlocked,
+    /// `merge reconcile` of receipts that discarded a value, without `--force`.
+    MergeReconcileDiscardsRequireAcceptance,
     /// A parent or dependency that names a missing item.
     DependencyTargetUnresolved,
     /// Item written, history not appended, rollback failed.
@@ -150,6 +152,7 @@ impl ErrorCode {
         ErrorCode::ItemNotClaimed,
         ErrorCode::OwnershipConflict,
         ErrorCode::MutationSecretGuardBlocked,
+        ErrorCode::MergeReconcileDiscardsRequireAcceptance,
         ErrorCode::DependencyTargetUnresolved,
         ErrorCode::MutationTorn,
         ErrorCode::ReadOutputCursorInvalid,
@@ -211,6 +214,9 @@ impl ErrorCode {
             ErrorCode::ItemNotClaimed => "item_not_claimed",
             ErrorCode::OwnershipConflict => "ownership_conflict",
             ErrorCode::MutationSecretGuardBlocked => "mutation_secret_guard_blocked",
+            ErrorCode::MergeReconcileDiscardsRequireAcceptance => {
+                "merge_reconcile_discards_require_acceptance"
+            }
             ErrorCode::DependencyTargetUnresolved => "dependency_target_unresolved",
             ErrorCode::MutationTorn => "mutation_torn",
             ErrorCode::ReadOutputCursorInvalid => "read_output_cursor_invalid",
@@ -283,6 +289,7 @@ impl ErrorCode {
             | ErrorCode::ItemNotClaimed
             | ErrorCode::OwnershipConflict
             | ErrorCode::MutationSecretGuardBlocked
+            | ErrorCode::MergeReconcileDiscardsRequireAcceptance
             | ErrorCode::LikelyDuplicate => ErrorFamily::Conflict,
             ErrorCode::DependencyTargetUnresolved => ErrorFamily::NotFound,
             ErrorCode::MutationTorn => ErrorFamily::Io,

@@ -172,6 +172,10 @@ impl Error {
                 "remove the credential-shaped text from {} (keep the secret in a secret manager and write a reference to it), or re-run with --force once you have reviewed it",
                 paths.join(", ")
             )),
+            Error::MergeDiscardsUnaccepted { reviews, .. } => Some(format!(
+                "{} Then rerun `pm merge reconcile --force`, or re-apply a lost value with `pm update` first",
+                reviews.join(" ")
+            )),
             Error::UnresolvedReference { target, .. } => Some(format!(
                 "create {target} first, or check the id with `pm list --all`"
             )),

@@ -311,6 +311,18 @@ pub enum Error {
         paths: Vec<String>,
     },
 
+    /// `merge reconcile` would accept merge receipts that discarded a scalar value; it needs
+    /// `--force` after the discards are reviewed.
+    #[error(
+        "Merge reconciliation would accept {count} receipt(s) containing discarded scalar values. Review pm merge report and rerun with --force only after deciding which values to retain or re-apply."
+    )]
+    MergeDiscardsUnaccepted {
+        /// How many receipts discard a value.
+        count: usize,
+        /// One review step per receipt (`Review receipt <id> for <item>: <fields>.`).
+        reviews: Vec<String>,
+    },
+
     /// A parent or dependency names an item that does not exist.
     #[error("{field} target {target} of {id} does not exist")]
     UnresolvedReference {

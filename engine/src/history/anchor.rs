@@ -12,6 +12,9 @@ use crate::item::ItemDoc;
 /// The `op` of every repair entry.
 pub const REPAIR_OP: &str = "history_repair";
 
+/// The `op` of `pm merge reconcile` entries; a re-anchor marker may be one too.
+pub const MERGE_RECONCILE_OP: &str = "merge_reconcile";
+
 /// A break acknowledged by a marker: 1-based entry numbers, `from..=marker`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Anchor {
@@ -27,7 +30,7 @@ pub fn anchors<'e>(entries: impl IntoIterator<Item = &'e HistoryEntry>) -> Vec<A
     entries
         .into_iter()
         .enumerate()
-        .filter(|(_, e)| e.op == REPAIR_OP)
+        .filter(|(_, e)| e.op == REPAIR_OP || e.op == MERGE_RECONCILE_OP)
         .filter_map(|(index, entry)| {
             let reanchor = entry.context.as_ref()?.get("reanchor")?;
             let from = usize::try_from(reanchor.get("from_entry")?.as_u64()?).ok()?;

@@ -23,12 +23,16 @@ pub use create::{NewItem, create};
 pub use expect::{ExpectedRevision, changes_since};
 pub use lifecycle::{CloseRequest, claim, close, close_item, release, reopen};
 pub use linked_tests::{LinkedTest, tests_add, tests_remove};
+pub(crate) use protocol::{Locked, lock_item};
 pub use protocol::{Mutation, read_item};
+pub(crate) use reconcile::plan_verified;
 pub use reconcile::{DriftKind, Reconcile};
 pub use repair::{
     DiscardedEvent, Reconciliation, RepairHistory, RepairItem, RepairOptions, RepairReport,
     history_repair,
 };
+pub(crate) use repair::{reconciliation, repair_warnings};
+pub(crate) use repair_all::scan_drift;
 pub use repair_all::{RepairAllReport, RepairAllStream, RepairTotals, history_repair_all};
 pub use restore::{RestoreTarget, delete, restore};
 pub use update::{

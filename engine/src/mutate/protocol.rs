@@ -300,8 +300,15 @@ impl Locked<'_, '_> {
 
     /// Records only the repair the stream needs (cutting a torn last line first), without
     /// touching the item file (`pm history-repair`); returns the appended entry, if any.
-    pub fn record_repair(mut self, message: Option<String>) -> Result<Option<HistoryEntry>> {
+    pub fn record_repair(self, message: Option<String>) -> Result<Option<HistoryEntry>> {
         let entry = self.repair_entry(message);
+        self.record_entry(entry)
+    }
+
+    /// Appends `entry` (when given) without touching the item file, cutting a torn last line
+    /// and completing an interrupted move first (`pm history-repair`, `pm merge reconcile`);
+    /// returns the entry.
+    pub fn record_entry(mut self, entry: Option<HistoryEntry>) -> Result<Option<HistoryEntry>> {
         let lines: Vec<String> = entry.iter().map(HistoryEntry::to_line).collect();
         if lines.is_empty() && self.stream.torn_tail.is_none() && self.stale.is_none() {
             self.release()?;

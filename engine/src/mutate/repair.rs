@@ -211,7 +211,7 @@ pub(super) fn repair_locked(mut locked: Locked, opts: &RepairOptions) -> Result<
                     == Some(locked.before_hash.as_str())
             }),
         },
-        warnings: warnings(
+        warnings: repair_warnings(
             plan.is_some() || torn_line.is_some(),
             reconciliation.as_ref(),
         ),
@@ -248,7 +248,11 @@ fn reanchored_range(plan: &Reconcile) -> Option<[usize; 2]> {
     Some([get("from_entry")?, get("through_entry")?])
 }
 
-fn warnings(changed: bool, reconciliation: Option<&Reconciliation>) -> Vec<String> {
+/// The warnings of a repair (sorted): no change, or the events and authors it discards.
+pub(crate) fn repair_warnings(
+    changed: bool,
+    reconciliation: Option<&Reconciliation>,
+) -> Vec<String> {
     let mut out = Vec::new();
     if !changed {
         out.push("history_repair_no_changes".to_string());
@@ -269,7 +273,7 @@ fn warnings(changed: bool, reconciliation: Option<&Reconciliation>) -> Vec<Strin
 
 /// Which recorded events the repair overwrites: for each field the repair changes (from the
 /// replayed state to the file), the newest event that wrote it. `None` when nothing changes.
-fn reconciliation(
+pub(crate) fn reconciliation(
     entries: &[HistoryEntry],
     plan: &Reconcile,
     file_doc: &ItemDoc,

@@ -92,6 +92,57 @@ impl RepairAllReport {
 /// Errors listing the type folders or `history/`; per-stream failures are rows, not errors.
 pub fn history_repair_all(ctx: &MutationContext, opts: &RepairOptions) -> Result<RepairAllReport> {
     let generated_at = ctx.clock.now_iso();
+    let scan = scan_drift(ctx)?;
+    let mut report = RepairAllReport {
+        all: true,
+        dry_run: opts.dry_run,
+        scanned_streams: scan.scanned_streams,
+        drifted_streams: scan.drifted.len(),
+        provenance_invalid_streams: scan.provenance_invalid_streams,
+        streams: Vec::new(),
+        totals: RepairTotals::default(),
+        warnings: Vec::new(),
+        generated_at,
+    };
+    for id in &scan.drifted {
+        let row = repair_one(ctx, id, opts);
+        report.push(row);
+    }
+    Ok(report)
+}
+
+impl RepairAllReport {
+    /// Adds one stream's row: counts its outcome and collects its warnings as `<id>:<warning>`.
+    pub fn push(&mut self, row: RepairAllStream) {
+        match row.outcome {
+            "repaired" => self.totals.repaired += 1,
+            "skipped_clean" => self.totals.skipped_clean += 1,
+            _ => self.totals.failed += 1,
+        }
+        for warning in row.warnings.iter().flatten() {
+            self.warnings.push(format!("{}:{warning}", row.id));
+        }
+        self.streams.push(row);
+    }
+}
+
+/// What an unlocked scan of every stream found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DriftScan {
+    /// Live items scanned.
+    pub scanned_streams: usize,
+    /// Scanned streams with an entry whose `agent_provenance` is not a JSON object.
+    pub provenance_invalid_streams: usize,
+    /// The ids whose stream disagrees with the item (deleted items included), sorted.
+    pub drifted: Vec<String>,
+}
+
+/// Scans every live item and every stream whose item file is gone, in parallel and without
+/// locking, for streams that need a repair entry.
+///
+/// # Errors
+/// Errors listing the type folders or `history/`.
+pub fn scan_drift(ctx: &MutationContext) -> Result<DriftScan> {
     let files = ctx.tracker.item_files(&ctx.schema.types)?.files;
     let root = Root::open(ctx.tracker.root())?;
     let mut candidates: Vec<(String, Option<ItemFileRef>)> = files
@@ -108,38 +159,18 @@ pub fn history_repair_all(ctx: &MutationContext, opts: &RepairOptions) -> Result
         .par_iter()
         .map(|(id, file)| (id.clone(), scan(ctx, &root, &canon, id, file.as_ref())))
         .collect();
-    let mut report = RepairAllReport {
-        all: true,
-        dry_run: opts.dry_run,
-        scanned_streams: files.len(),
-        drifted_streams: 0,
-        provenance_invalid_streams: scanned.iter().filter(|(_, s)| s.provenance_invalid).count(),
-        streams: Vec::new(),
-        totals: RepairTotals::default(),
-        warnings: Vec::new(),
-        generated_at,
-    };
-    let mut drifted: Vec<&String> = scanned
+    let mut drifted: Vec<String> = scanned
         .iter()
         .filter(|(_, s)| s.drifted)
-        .map(|(id, _)| id)
+        .map(|(id, _)| id.clone())
         .collect();
     drifted.sort();
     drifted.dedup();
-    report.drifted_streams = drifted.len();
-    for id in drifted {
-        let row = repair_one(ctx, id, opts);
-        match row.outcome {
-            "repaired" => report.totals.repaired += 1,
-            "skipped_clean" => report.totals.skipped_clean += 1,
-            _ => report.totals.failed += 1,
-        }
-        for warning in row.warnings.iter().flatten() {
-            report.warnings.push(format!("{id}:{warning}"));
-        }
-        report.streams.push(row);
-    }
-    Ok(report)
+    Ok(DriftScan {
+        scanned_streams: files.len(),
+        provenance_invalid_streams: scanned.iter().filter(|(_, s)| s.provenance_invalid).count(),
+        drifted,
+    })
 }
 
 fn repair_one(ctx: &MutationContext, id: &str, opts: &RepairOptions) -> RepairAllStream {

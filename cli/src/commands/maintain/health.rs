@@ -2,6 +2,7 @@
 //! envelope with the 100-warning cap, the `--summary`/`--brief` projections
 //! and `--strict-exit`; printed through the read-output layer.
 
+use pm_engine::merge::clone_config::driver_configuration;
 use pm_engine::read::TrackerView;
 use pm_engine::read::health::{HealthCheck, HealthFinding, health_check, tracker_health_listed};
 use pm_index::{Index, IndexHealth};
@@ -47,6 +48,10 @@ pub struct HealthArgs {
     /// Exit 1 when `ok` is false (implies --summary unless --full); the report is still printed
     #[arg(long, visible_alias = "fail-on-warn")]
     pub strict_exit: bool,
+
+    /// Treat absent clone-local merge drivers as a required health failure
+    #[arg(long)]
+    pub require_merge_drivers: bool,
 }
 
 /// The `health` result after the read-output layer.
@@ -153,6 +158,44 @@ fn projection_echo(
     }
 }
 
+/// Adds the clone's merge-driver configuration to the `integrity` check (inside a git
+/// repository only): `merge_driver_configuration_missing:5` is advisory unless `required`,
+/// `merge_driver_configuration_drift:<n>` always fails the gate.
+fn merge_drivers(
+    view: &TrackerView,
+    required: bool,
+    checks: &mut [HealthCheck],
+    findings: &mut Vec<HealthFinding>,
+) {
+    let Some(config) = driver_configuration(view.tracker().workspace_root()) else {
+        return;
+    };
+    let Some(index) = checks.iter().position(|c| c.name == "integrity") else {
+        return;
+    };
+    let mut details = std::mem::take(&mut checks[index].details);
+    let mut entry = serde_json::to_value(&config).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut entry {
+        map.insert("required".into(), Value::Bool(required));
+    }
+    let broken = config.missing_keys.len() + config.drifted_keys.len();
+    if let Some(Value::Object(counts)) = details.get_mut("counts") {
+        counts.insert("merge_driver_configuration".into(), Value::from(broken));
+    }
+    details.insert("merge_driver_configuration".into(), entry);
+    if let Some(warning) = config.warning() {
+        let gate = required || config.status == "drift";
+        let fix = Some("pm merge install".to_string());
+        findings.push(HealthFinding::new("integrity", warning, gate, fix));
+    }
+    let own: Vec<HealthFinding> = findings
+        .iter()
+        .filter(|f| f.check == "integrity")
+        .cloned()
+        .collect();
+    checks[index] = health_check("integrity", Value::Object(details), &own);
+}
+
 /// Runs every health check.
 ///
 /// # Errors
@@ -167,6 +210,12 @@ pub fn cmd_health(ctx: &Ctx, args: &HealthArgs) -> Result<HealthOutput> {
         index.health_beside(|on_listed| tracker_health_listed(&view, now_ms, Some(on_listed)));
     let (index, index_findings) = index_check(&health?);
     let (mut checks, mut findings) = tracker.map(|(checks, findings, _)| (checks, findings))?;
+    merge_drivers(
+        &view,
+        args.require_merge_drivers,
+        &mut checks,
+        &mut findings,
+    );
     checks.push(index);
     findings.extend(index_findings);
     let ok = findings.iter().all(|f| f.severity != "gate_failing");

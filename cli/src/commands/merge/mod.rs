@@ -1,13 +1,15 @@
 //! `pm merge`: the git merge fence. One command with pm-cli's positional grammar
 //! (`pm merge <subcommand> [artifact] [base] [ours] [theirs]`); this file holds the arguments
 //! and routes each subcommand to its file: `install.rs` (`merge install`), `driver.rs`
-//! (`merge driver item|json|relationship`). `merge reconcile`, `merge report` and
-//! `merge driver history` belong to `reconcile.rs`, `report.rs` and `history_driver.rs`, each
-//! exposing `cmd_merge_<name>(ctx, args) -> Result<MergeOutput>`; until those land they are
-//! refused as unsupported. The merges themselves live in `pm_engine::merge`.
+//! (`merge driver item|json|relationship`), `history_driver.rs` (`merge driver history`),
+//! `reconcile.rs` (`merge reconcile`) and `report.rs` (`merge report`). The merges themselves
+//! live in `pm_engine::merge`.
 
 mod driver;
+pub mod history_driver;
 mod install;
+pub mod reconcile;
+pub mod report;
 
 use std::path::PathBuf;
 
@@ -26,11 +28,11 @@ use crate::failure::Result;
 /// a new tracker). `pm merge driver <artifact> %O %A %B` is what git runs during a merge.
 #[derive(Debug, clap::Args)]
 pub struct MergeArgs {
-    /// Merge subcommand: install or driver (reconcile and report are not available yet)
+    /// Merge subcommand: install, reconcile, report or driver
     #[arg(value_enum, value_name = "SUBCOMMAND")]
     pub subcommand: MergeSubcommand,
 
-    /// driver only: artifact class to merge (item, relationship, json; history is not available yet)
+    /// driver only: artifact class to merge (item, history, relationship, json)
     #[arg(value_enum, value_name = "ARTIFACT")]
     pub artifact: Option<DriverArtifact>,
 
@@ -50,15 +52,15 @@ pub struct MergeArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// reconcile only (not available yet): audit message recorded on repaired history streams
+    /// reconcile only: audit message recorded on repaired history streams
     #[arg(long, value_name = "TEXT")]
     pub message: Option<String>,
 
-    /// reconcile only (not available yet): permit the audited history ownership override
+    /// reconcile only: permit the audited history ownership override
     #[arg(long)]
     pub force: bool,
 
-    /// report only (not available yet): include receipts already recorded in history
+    /// report only: include receipts already recorded in history
     #[arg(long)]
     pub include_reconciled: bool,
 
@@ -86,17 +88,6 @@ pub enum MergeSubcommand {
     Report,
     /// Run a driver (git calls this).
     Driver,
-}
-
-impl MergeSubcommand {
-    fn name(self) -> &'static str {
-        match self {
-            MergeSubcommand::Install => "install",
-            MergeSubcommand::Reconcile => "reconcile",
-            MergeSubcommand::Report => "report",
-            MergeSubcommand::Driver => "driver",
-        }
-    }
 }
 
 /// The `pm merge driver` artifact classes.
@@ -155,34 +146,50 @@ impl MergeOutput {
     }
 }
 
-/// Runs `pm merge`.
+/// Runs `pm merge <subcommand>`.
 ///
 /// # Errors
-/// `unsupported_subcommand` (exit 2) for the subcommands not available yet; whatever the
-/// subcommand returns.
+/// Whatever the subcommand refuses.
 pub fn cmd_merge(ctx: &Ctx, args: &MergeArgs) -> Result<MergeOutput> {
     match (args.subcommand, args.artifact) {
         (MergeSubcommand::Install, _) => install::cmd_merge_install(ctx, args),
-        (MergeSubcommand::Driver, Some(DriverArtifact::History)) => {
-            Err(unsupported("driver history"))
-        }
+        (MergeSubcommand::Driver, Some(DriverArtifact::History)) => history(ctx, args),
         (MergeSubcommand::Driver, _) => driver::cmd_merge_driver(ctx, args),
-        (sub @ (MergeSubcommand::Reconcile | MergeSubcommand::Report), _) => {
-            Err(unsupported(sub.name()))
+        (MergeSubcommand::Reconcile, _) => MergeOutput::of(
+            &reconcile::run(ctx, args.dry_run, args.message.clone(), args.force)?,
+            0,
+        ),
+        (MergeSubcommand::Report, _) => {
+            MergeOutput::of(&report::run(ctx, args.include_reconciled)?, 0)
         }
     }
 }
 
-fn unsupported(subcommand: &str) -> crate::failure::CliError {
-    Error::UnsupportedSubcommand {
-        command: "merge".into(),
-        subcommand: subcommand.into(),
-        supported: vec![
-            "install".into(),
-            "driver item".into(),
-            "driver relationship".into(),
-            "driver json".into(),
-        ],
-    }
-    .into()
+/// `pm merge driver history %O %A %B`.
+fn history(ctx: &Ctx, args: &MergeArgs) -> Result<MergeOutput> {
+    let (Some(base), Some(ours), Some(theirs)) = (&args.base, &args.ours, &args.theirs) else {
+        return Err(crate::failure::CliError::Usage {
+            kind: crate::failure::UsageKind::MissingRequiredArgument,
+            detail: "merge driver history needs the base, ours and theirs paths (git's %O %A %B)"
+                .into(),
+            flag: None,
+            value: None,
+            suggestions: Box::new([]),
+            allowed: Box::new([]),
+        });
+    };
+    let prefer = match args.prefer {
+        Prefer::Ours => "ours",
+        Prefer::Theirs => "theirs",
+    };
+    let merged = history_driver::run(
+        &ctx.cwd,
+        base,
+        ours,
+        theirs,
+        args.output.as_deref(),
+        prefer,
+        crate::clock_reads::ReadClock::new(&ctx.clock).stamp(),
+    )?;
+    MergeOutput::of(&merged, 0)
 }

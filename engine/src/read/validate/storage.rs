@@ -104,6 +104,76 @@ fn merge_fence(scope: &Scope<'_>) -> Value {
     })
 }
 
+/// What a clone knows about merges: its driver configuration and its pending receipts.
+struct MergeState {
+    drivers: crate::merge::clone_config::DriverConfiguration,
+    /// Items of pending receipts that discarded a value (unreviewed decisions).
+    decisions: Vec<String>,
+    /// Items of pending receipts that discarded nothing.
+    lossless: Vec<String>,
+}
+
+/// Reads the merge state of a tracker inside a git repository; `None` outside one.
+fn merge_state(scope: &Scope<'_>) -> Option<MergeState> {
+    let tracker = scope.view.tracker();
+    let drivers = crate::merge::clone_config::driver_configuration(tracker.workspace_root())?;
+    let store =
+        crate::merge::receipts::ReceiptStore::locate(tracker.root(), tracker.workspace_root());
+    let pending: Vec<_> = store
+        .list()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.state == crate::merge::receipts::ReceiptState::Pending)
+        .collect();
+    let items = |lossy: bool| {
+        sorted_unique(
+            pending
+                .iter()
+                .filter(|r| r.decisions.is_empty() != lossy)
+                .map(|r| r.item_id.clone())
+                .collect(),
+        )
+    };
+    Some(MergeState {
+        drivers,
+        decisions: items(true),
+        lossless: items(false),
+    })
+}
+
+impl MergeState {
+    /// Fills pm's merge keys of `storage_integrity`; a drifted driver configuration and
+    /// unreviewed merge decisions warn (a never-installed one is only noted, as pm's health
+    /// treats it as advisory).
+    fn apply(self, map: &mut serde_json::Map<String, Value>, warnings: &mut Vec<String>) {
+        if self.drivers.status == "drift"
+            && let Some(w) = self.drivers.warning()
+        {
+            warnings.push(format!("validate_{w}"));
+        }
+        if !self.decisions.is_empty() {
+            warnings.push(format!(
+                "validate_merge_decisions_unreviewed:{}",
+                self.decisions.len()
+            ));
+        }
+        map.insert(
+            "merge_driver_configuration".into(),
+            serde_json::to_value(&self.drivers).unwrap_or(Value::Null),
+        );
+        map.insert(
+            "pending_merge_decision_count".into(),
+            json!(self.decisions.len()),
+        );
+        map.insert("pending_merge_decision_items".into(), json!(self.decisions));
+        map.insert(
+            "lossless_merge_receipt_count".into(),
+            json!(self.lossless.len()),
+        );
+        map.insert("lossless_merge_receipt_items".into(), json!(self.lossless));
+    }
+}
+
 /// The type folders that exist but could not be listed, `{folder, error}` sorted by folder,
 /// leaving out the symlinked ones `unsafe_paths` already names.
 fn unreadable_folders(scope: &Scope<'_>, linked: &[String]) -> Vec<Value> {
@@ -286,6 +356,9 @@ pub(crate) fn storage_integrity(scope: &Scope<'_>, report: &TrackerHistoryReport
         for (key, group, warning) in leftovers {
             map.insert(key.into(), group);
             warnings.push(warning);
+        }
+        if let Some(merge) = merge_state(scope) {
+            merge.apply(map, &mut warnings);
         }
     }
     Outcome::new(CheckName::StorageIntegrity, error, details, warnings)
