@@ -432,7 +432,7 @@ fn reconcile_and_report_match_pm_on_the_write_transcript() -> TestResult {
 fn health_requires_merge_drivers_only_when_asked_and_validate_notes_them() -> TestResult {
     let t = TestTracker::new()?;
     git(&t.workspace(), &["init", "-q", "-b", "main"])?;
-    ok(&t, &["init", "--defaults"])?;
+    ok(&t, &["init", "--defaults", "--no-merge-fence"])?;
     let health = |args: &[&str]| -> Result<Value, Box<dyn std::error::Error>> {
         let mut argv = vec!["health"];
         argv.extend(args);
@@ -502,6 +502,15 @@ fn health_requires_merge_drivers_only_when_asked_and_validate_notes_them() -> Te
     assert!(
         run.stdout
             .contains("validate_merge_driver_configuration_drift:4")
+    );
+    // `pm merge install` writes exactly the configuration health requires.
+    ok(&t, &["merge", "install"])?;
+    let installed = health(&["--require-merge-drivers"])?;
+    assert!(
+        !installed["failed_because"]
+            .to_string()
+            .contains("merge_driver"),
+        "{installed}"
     );
     Ok(())
 }
