@@ -105,24 +105,9 @@ impl Repo {
         }
     }
 
-    /// Installs the fence. Until `pm merge driver history` exists the history streams use
-    /// the relationship driver (a union of lines), so these scenarios test the item driver
-    /// alone; once it exists the real history driver is used.
+    /// Installs the fence.
     fn install(&self) -> TestResult {
-        self.ok(&self.pm(&["merge", "install"])?)?;
-        let probe = self.pm(&[
-            "merge",
-            "driver",
-            "history",
-            "/dev/null",
-            "/dev/null",
-            "/dev/null",
-        ])?;
-        if probe.code == 2 && probe.stderr.contains("unsupported_subcommand") {
-            let stand_in = format!("'{PM}' merge driver relationship \"%O\" \"%A\" \"%B\"");
-            self.ok(&self.git(&["config", "merge.pm-history.driver", &stand_in])?)?;
-        }
-        Ok(())
+        self.ok(&self.pm(&["merge", "install"])?)
     }
 
     fn commit(&self, message: &str) -> TestResult {
@@ -336,19 +321,42 @@ fn install_outside_git_is_merge_root_not_found() -> TestResult {
     Ok(())
 }
 
+/// A merge in a linked worktree: the clone-local receipt goes to the clone's common git
+/// directory (where every worktree's `merge report` reads it), and after `merge reconcile
+/// --force` every chain verifies.
 #[test]
-fn reconcile_and_report_are_refused_until_they_exist() -> TestResult {
+fn a_merge_in_a_linked_worktree_keeps_receipts_in_the_clone() -> TestResult {
     let repo = Repo::new()?;
-    for sub in ["reconcile", "report"] {
-        let out = repo.pm(&["merge", sub])?;
-        if out.code == 2 {
-            assert!(
-                out.stderr.contains("unsupported_subcommand"),
-                "{}",
-                out.stderr
-            );
-        }
-    }
+    repo.install()?;
+    diverge(
+        &repo,
+        &[&["update", "pm-t1", "--title", "Title from feature"]],
+        &[&["update", "pm-t1", "--title", "Title from main"]],
+    )?;
+    let wt = repo.root.with_file_name("linked");
+    let wt_arg = wt.to_string_lossy().into_owned();
+    repo.ok(&repo.git(&["worktree", "add", "-q", "-b", "review", &wt_arg, "main"])?)?;
+    let merge = repo.run("git", &wt, &["merge", "--no-edit", "feature"])?;
+    assert_ne!(merge.code, 0, "{}", merge.stdout);
+    assert_eq!(
+        std::fs::read_dir(repo.root.join(".git/pm-merge-receipts"))?.count(),
+        1
+    );
+    let report = repo.run(PM, &wt, &["merge", "report", "--json"])?;
+    repo.ok(&report)?;
+    let report: serde_json::Value = serde_json::from_str(&report.stdout)?;
+    assert_eq!(report["count"], 1, "{report}");
+    assert_eq!(
+        report["receipts"][0]["value_availability"], "clone_local",
+        "{report}"
+    );
+    repo.ok(&repo.run("git", &wt, &["add", "-A"])?)?;
+    repo.ok(&repo.run("git", &wt, &["commit", "-q", "--no-edit"])?)?;
+    repo.ok(&repo.run(PM, &wt, &["merge", "reconcile", "--force"])?)?;
+    repo.ok(&repo.run(PM, &wt, &["history", "pm-t1", "--verify"])?)?;
+    let drift = repo.run(PM, &wt, &["validate", "--check-history-drift", "--json"])?;
+    let drift: serde_json::Value = serde_json::from_str(&drift.stdout)?;
+    assert_eq!(drift["ok"], true, "{drift}");
     Ok(())
 }
 

@@ -48,10 +48,10 @@ impl DriverConfiguration {
 }
 
 /// Reads the driver configuration of the repository holding `workspace_root` (its
-/// `<git dir>/config`, the clone-local file `pm merge install` writes); `None` outside a git
+/// `<git common dir>/config`, the clone-local file `pm merge install` writes); `None` outside a git
 /// repository (or when git cannot run).
 pub fn driver_configuration(workspace_root: &Path) -> Option<DriverConfiguration> {
-    let config = super::receipts::git_dir(workspace_root)?.join("config");
+    let config = super::GitRepo::discover(workspace_root).ok()?.config_path();
     let out = Command::new("git")
         .current_dir(workspace_root)
         .arg("config")

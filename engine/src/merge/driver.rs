@@ -4,7 +4,8 @@
 //! so git still gets a file to stop on.
 
 use super::item::{ItemMerge, Side, merge_items};
-use super::receipt::Receipt;
+use super::receipt::receipt_of;
+use super::receipts::{Receipt, ReceiptStore};
 use super::repo::GitRepo;
 use super::text::{TextMerge, merge_lines};
 use crate::error::{IoResultExt, Result};
@@ -116,7 +117,7 @@ pub fn run_item_driver(files: &DriverFiles, env: &DriverEnv) -> Result<ItemOutco
         .item_path
         .clone()
         .unwrap_or_else(|| files.ours.to_string_lossy().into_owned());
-    let receipt = Receipt::of(
+    let receipt = receipt_of(
         &merge,
         &item_path,
         [&base, &ours, &theirs],
@@ -124,10 +125,17 @@ pub fn run_item_driver(files: &DriverFiles, env: &DriverEnv) -> Result<ItemOutco
         &env.now,
     );
     if let Some(receipt) = &receipt {
-        receipt.write(
-            env.repo.as_ref().map(|r| r.common_dir.as_path()),
-            env.tracker_root.as_deref(),
-        )?;
+        ReceiptStore {
+            clone_dir: env
+                .repo
+                .as_ref()
+                .map(|r| r.common_dir.join(super::receipts::CLONE_RECEIPTS_DIR)),
+            tracker_dir: env
+                .tracker_root
+                .as_ref()
+                .map(|t| t.join(super::receipts::TRACKER_RECEIPTS_DIR)),
+        }
+        .write(receipt)?;
     }
     Ok(ItemOutcome::Merged {
         merge: Box::new(merge),

@@ -174,30 +174,43 @@ impl Receipt {
 /// The two receipt folders of one clone and tracker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReceiptStore {
-    /// `<git dir>/pm-merge-receipts`, when the tracker is inside a git repository.
+    /// `<git common dir>/pm-merge-receipts`, when the tracker is inside a git repository (the
+    /// same folder from every worktree of the clone).
     pub clone_dir: Option<PathBuf>,
-    /// `<tracker>/merge-receipts`.
-    pub tracker_dir: PathBuf,
+    /// `<tracker>/merge-receipts`; `None` for a driver run outside any tracker.
+    pub tracker_dir: Option<PathBuf>,
 }
 
 impl ReceiptStore {
     /// Returns the store of the tracker at `tracker_root` (its workspace at `workspace_root`).
     pub fn locate(tracker_root: &Path, workspace_root: &Path) -> ReceiptStore {
         ReceiptStore {
-            clone_dir: git_dir(workspace_root).map(|d| d.join(CLONE_RECEIPTS_DIR)),
-            tracker_dir: tracker_root.join(TRACKER_RECEIPTS_DIR),
+            clone_dir: super::GitRepo::discover(workspace_root)
+                .ok()
+                .map(|repo| repo.common_dir.join(CLONE_RECEIPTS_DIR)),
+            tracker_dir: Some(tracker_root.join(TRACKER_RECEIPTS_DIR)),
         }
     }
 
-    /// Writes a new receipt: the values clone-locally (when in git) and the hash-only copy.
+    /// Writes a new receipt: the values clone-locally (when in git) and the hash-only copy;
+    /// returns the paths written. Driver runs write without fsync: git reads the merge result
+    /// straight back and the commit that follows owns its durability.
     ///
     /// # Errors
     /// I/O errors naming the file.
-    pub fn write(&self, receipt: &Receipt) -> Result<()> {
+    pub fn write(&self, receipt: &Receipt) -> Result<Vec<PathBuf>> {
+        let mut written = Vec::new();
         if let Some(dir) = &self.clone_dir {
-            write_receipt(dir, receipt)?;
+            written.push(write_receipt(dir, receipt, Durability::Unsynced)?);
         }
-        write_receipt(&self.tracker_dir, &receipt.hash_only())
+        if let Some(dir) = &self.tracker_dir {
+            written.push(write_receipt(
+                dir,
+                &receipt.hash_only(),
+                Durability::Unsynced,
+            )?);
+        }
+        Ok(written)
     }
 
     /// Returns the clone-local receipts (the tracker copies when the clone has none), oldest
@@ -206,9 +219,11 @@ impl ReceiptStore {
     /// # Errors
     /// I/O errors listing a folder.
     pub fn list(&self) -> Result<Vec<Receipt>> {
-        let dir = match &self.clone_dir {
-            Some(dir) if dir.is_dir() => dir,
-            _ => &self.tracker_dir,
+        let dir = match (&self.clone_dir, &self.tracker_dir) {
+            (Some(dir), _) if dir.is_dir() => dir,
+            (_, Some(dir)) => dir,
+            (Some(dir), None) => dir,
+            (None, None) => return Ok(Vec::new()),
         };
         let mut out = read_dir(dir)?;
         out.sort_by(|a, b| {
@@ -224,27 +239,35 @@ impl ReceiptStore {
     /// # Errors
     /// I/O errors naming the file.
     pub fn mark_reconciled(&self, id: &str, at: &str) -> Result<()> {
-        for dir in self
-            .clone_dir
-            .iter()
-            .chain(std::iter::once(&self.tracker_dir))
-        {
+        for dir in self.clone_dir.iter().chain(self.tracker_dir.iter()) {
             let path = dir.join(format!("{id}.json"));
             let Some(mut receipt) = read_receipt(&path)? else {
                 continue;
             };
             receipt.state = ReceiptState::Reconciled;
             receipt.reconciled_at = Some(at.to_string());
-            write_receipt(dir, &receipt)?;
+            write_receipt(dir, &receipt, Durability::Synced)?;
         }
         Ok(())
     }
 }
 
-fn write_receipt(dir: &Path, receipt: &Receipt) -> Result<()> {
+/// Whether a receipt write waits for the disk.
+#[derive(Clone, Copy)]
+enum Durability {
+    Synced,
+    Unsynced,
+}
+
+fn write_receipt(dir: &Path, receipt: &Receipt, durability: Durability) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).at(dir)?;
     let path = dir.join(format!("{}.json", receipt.id));
-    crate::atomic::write(&path, receipt.to_text()?.as_bytes())
+    let text = receipt.to_text()?;
+    match durability {
+        Durability::Synced => crate::atomic::write(&path, text.as_bytes())?,
+        Durability::Unsynced => crate::atomic::write_unsynced(&path, text.as_bytes())?,
+    }
+    Ok(path)
 }
 
 fn read_receipt(path: &Path) -> Result<Option<Receipt>> {
@@ -271,23 +294,6 @@ fn read_dir(dir: &Path) -> Result<Vec<Receipt>> {
         }
     }
     Ok(out)
-}
-
-/// Returns the git directory of the repository holding `start`: the nearest `.git` folder, or
-/// the folder a `.git` file (a worktree or submodule) names with `gitdir:`.
-pub fn git_dir(start: &Path) -> Option<PathBuf> {
-    for dir in start.ancestors() {
-        let dot_git = dir.join(".git");
-        if dot_git.is_dir() {
-            return Some(dot_git);
-        }
-        if dot_git.is_file() {
-            let text = std::fs::read_to_string(&dot_git).ok()?;
-            let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
-            return Some(dir.join(target));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -340,7 +346,7 @@ mod tests {
         let tmp = tempfile::tempdir().map_err(|e| Error::internal(e.to_string()))?;
         let store = ReceiptStore {
             clone_dir: Some(tmp.path().join("git/pm-merge-receipts")),
-            tracker_dir: tmp.path().join("pm/merge-receipts"),
+            tracker_dir: Some(tmp.path().join("pm/merge-receipts")),
         };
         store.write(&receipt())?;
         assert_eq!(store.list()?, vec![receipt()]);

@@ -9,7 +9,8 @@ use pm_engine::IoResultExt;
 use pm_engine::merge::driver::{DriverEnv, DriverFiles, ItemOutcome, run_item_driver};
 use pm_engine::merge::item::ItemMerge;
 use pm_engine::merge::json::{merge_json, merge_jsonl};
-use pm_engine::merge::receipt::{PREFERRED_SIDE, Receipt, value_hash};
+use pm_engine::merge::receipt::PREFERRED_SIDE;
+use pm_engine::merge::receipts::{Receipt, value_hash};
 use pm_engine::merge::text::{TextMerge, merge_lines};
 use pm_engine::merge::{GitRepo, Side};
 use pm_engine::schema::{self, RuntimeSchema};
@@ -63,8 +64,8 @@ struct ReceiptBlock {
     fields_from_theirs: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     union_fields: Vec<String>,
-    requested_preference: Side,
-    conflict_resolution: &'static str,
+    requested_preference: String,
+    conflict_resolution: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     decisions: Vec<DecisionHashes>,
 }
@@ -227,8 +228,8 @@ fn receipt_block(receipt: &Receipt, merge: &ItemMerge) -> ReceiptBlock {
         conflict_fields: merge.decisions.iter().map(|d| d.field.clone()).collect(),
         fields_from_theirs: receipt.fields_from_theirs.clone(),
         union_fields: receipt.union_fields.clone(),
-        requested_preference: receipt.requested_preference,
-        conflict_resolution: receipt.conflict_resolution,
+        requested_preference: receipt.requested_preference.clone(),
+        conflict_resolution: receipt.conflict_resolution.clone(),
         decisions: receipt
             .decisions
             .iter()
