@@ -89,6 +89,9 @@ proptest! {
 
     #[test]
     fn decode_inverts_encode(v in value()) {
+        // A root string that starts with a byte-order mark is written bare, as pm-cli writes
+        // it, and reads back without it (a documented divergence, docs/compatibility.md).
+        prop_assume!(!v.as_str().is_some_and(|s| s.starts_with('\u{feff}')));
         let text = encode(&v);
         let back = decode(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         prop_assert_eq!(&back, &v, "text:\n{}", text);
