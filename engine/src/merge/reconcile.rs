@@ -14,8 +14,8 @@ use crate::history::HistoryEntry;
 use crate::history::anchor::MERGE_RECONCILE_OP;
 use crate::mutate::plan_verified;
 use crate::mutate::{
-    Locked, MutationContext, RepairAllReport, RepairAllStream, RepairTotals, lock_item,
-    reconciliation, repair_warnings, scan_drift,
+    Locked, MutationContext, RepairAllReport, RepairAllStream, lock_item, reconciliation,
+    repair_warnings, scan_drift,
 };
 
 /// The message of an entry that changes the replayed state.
@@ -90,17 +90,7 @@ pub fn merge_reconcile(ctx: &MutationContext, opts: &ReconcileOptions) -> Result
     ids.extend(pending.iter().map(|r| r.item_id.clone()));
     ids.sort();
     ids.dedup();
-    let mut repair = RepairAllReport {
-        all: true,
-        dry_run: opts.dry_run,
-        scanned_streams: scan.scanned_streams,
-        drifted_streams: scan.drifted.len(),
-        provenance_invalid_streams: scan.provenance_invalid_streams,
-        streams: Vec::new(),
-        totals: RepairTotals::default(),
-        warnings: Vec::new(),
-        generated_at: ctx.clock.now_iso(),
-    };
+    let mut repair = RepairAllReport::of_scan(&scan, opts.dry_run, ctx.clock.now_iso());
     let mut reconciled_items = Vec::new();
     for id in &ids {
         let receipts: Vec<&Receipt> = pending.iter().filter(|r| &r.item_id == id).collect();

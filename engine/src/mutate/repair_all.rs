@@ -80,6 +80,21 @@ pub struct RepairAllReport {
 }
 
 impl RepairAllReport {
+    /// The report of a repair of the streams `scan` found, before any stream is repaired.
+    pub fn of_scan(scan: &DriftScan, dry_run: bool, generated_at: String) -> RepairAllReport {
+        RepairAllReport {
+            all: true,
+            dry_run,
+            scanned_streams: scan.scanned_streams,
+            drifted_streams: scan.drifted.len(),
+            provenance_invalid_streams: scan.provenance_invalid_streams,
+            streams: Vec::new(),
+            totals: RepairTotals::default(),
+            warnings: Vec::new(),
+            generated_at,
+        }
+    }
+
     /// Whether any stream failed to repair.
     pub fn has_failures(&self) -> bool {
         self.totals.failed > 0
@@ -93,17 +108,7 @@ impl RepairAllReport {
 pub fn history_repair_all(ctx: &MutationContext, opts: &RepairOptions) -> Result<RepairAllReport> {
     let generated_at = ctx.clock.now_iso();
     let scan = scan_drift(ctx)?;
-    let mut report = RepairAllReport {
-        all: true,
-        dry_run: opts.dry_run,
-        scanned_streams: scan.scanned_streams,
-        drifted_streams: scan.drifted.len(),
-        provenance_invalid_streams: scan.provenance_invalid_streams,
-        streams: Vec::new(),
-        totals: RepairTotals::default(),
-        warnings: Vec::new(),
-        generated_at,
-    };
+    let mut report = RepairAllReport::of_scan(&scan, opts.dry_run, generated_at);
     for id in &scan.drifted {
         let row = repair_one(ctx, id, opts);
         report.push(row);
