@@ -311,13 +311,19 @@ fn replay_line(replay: &mut Replay, line: &Line<'_>) -> (String, bool) {
     )
 }
 
-/// Rewrites the hashes (and the patch) of a line in place, keeping its key order.
+/// Rewrites the hashes (and the patch) of a line in place, keeping its key order. A line whose
+/// patch stands has its two hashes spliced into the text as written; anything else is re-encoded.
 fn rewrite_line(
     raw: &str,
     before: &str,
     after: &str,
     patch: Option<&[crate::history::PatchOp]>,
 ) -> String {
+    if patch.is_none()
+        && let Some(line) = splice_hashes(raw, before, after)
+    {
+        return line;
+    }
     let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(raw) else {
         return raw.to_string();
     };
@@ -330,6 +336,27 @@ fn rewrite_line(
     map.insert("before_hash".into(), Value::String(before.to_string()));
     map.insert("after_hash".into(), Value::String(after.to_string()));
     crate::json::to_compact(&Value::Object(map))
+}
+
+/// `raw` with the values of its `before_hash` and `after_hash` keys replaced, when each key occurs
+/// exactly once and holds a 64-digit hash (as every line pm writes does); `None` otherwise.
+fn splice_hashes(raw: &str, before: &str, after: &str) -> Option<String> {
+    let at = |key: &str| -> Option<usize> {
+        let mut found = memchr::memmem::find_iter(raw.as_bytes(), key.as_bytes());
+        let start = found.next()? + key.len();
+        let value = raw.get(start..start + 65)?;
+        let hex = value.strip_suffix('"')?;
+        (found.next().is_none() && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(start)
+    };
+    let b = at("\"before_hash\":\"")?;
+    let a = at("\"after_hash\":\"")?;
+    if before.len() != 64 || after.len() != 64 {
+        return None;
+    }
+    let mut line = raw.to_string();
+    line.replace_range(b..b + 64, before);
+    line.replace_range(a..a + 64, after);
+    Some(line)
 }
 
 fn join(lines: impl Iterator<Item = String>) -> String {

@@ -230,3 +230,17 @@ fn the_write_transcript_merges_match_pm_byte_for_byte() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn spliced_hashes_match_a_re_encoded_line_and_odd_lines_are_re_encoded() {
+    let (before, after) = ("a".repeat(64), "b".repeat(64));
+    let line = r#"{"ts":"t","op":"update","patch":[],"before_hash":"0000000000000000000000000000000000000000000000000000000000000000","after_hash":"1111111111111111111111111111111111111111111111111111111111111111","item_hash_version":2}"#;
+    let spliced = splice_hashes(line, &before, &after);
+    let re_encoded = rewrite_line(line, &before, &after, Some(&[]));
+    assert_eq!(spliced.as_deref(), Some(re_encoded.as_str()));
+    // A second `before_hash` key (inside a patch value) or a short hash is not spliced.
+    let nested = line.replace(r#""patch":[]"#, r#""patch":[{"before_hash":"x"}]"#);
+    assert_eq!(splice_hashes(&nested, &before, &after), None);
+    let short = line.replace("\"after_hash\":\"1111", "\"after_hash\":\"");
+    assert_eq!(splice_hashes(&short, &before, &after), None);
+}
