@@ -39,6 +39,12 @@ pub struct SettingsEnv {
     pub lock_wait_ms_invalid: Option<String>,
 }
 
+/// The last settings text this process parsed, with its env and result. One command reads
+/// settings.json more than once (the output format before dispatch, then the schema), and the
+/// parse is a pure function of the text and the env, so an equal text is answered from here.
+type ParsedSettings = (String, SettingsEnv, (Settings, Vec<Notice>));
+static LAST_PARSED: std::sync::Mutex<Option<ParsedSettings>> = std::sync::Mutex::new(None);
+
 /// The legal `locks.ttl_seconds`: 1 s to 30 days.
 pub const LOCK_TTL_SECONDS_RANGE: std::ops::RangeInclusive<u64> = 1..=2_592_000;
 /// The longest lock wait (`locks.wait_ms`, `PM_LOCK_WAIT_MS`): 10 minutes.
@@ -148,6 +154,21 @@ impl Settings {
     /// the defaults plus `settings_read_invalid_json`. Either way the issues stay on the
     /// settings ([`Settings::issues`]) and every write refuses them ([`Settings::check_writable`]).
     pub fn from_text(text: &str, env: &SettingsEnv) -> (Settings, Vec<Notice>) {
+        let mut last = LAST_PARSED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((seen, seen_env, parsed)) = last.as_ref()
+            && seen == text
+            && seen_env == env
+        {
+            return parsed.clone();
+        }
+        let parsed = Settings::parse_text(text, env);
+        *last = Some((text.to_string(), env.clone(), parsed.clone()));
+        parsed
+    }
+
+    fn parse_text(text: &str, env: &SettingsEnv) -> (Settings, Vec<Notice>) {
         match serde_json::from_str::<Value>(text) {
             Ok(parsed) => Settings::from_document(&parsed, env),
             Err(err) => {

@@ -237,3 +237,28 @@ fn lock_wait_env_parsing() {
     assert_eq!(parse_lock_wait_ms("1e3"), None);
     assert_eq!(parse_lock_wait_ms(""), None);
 }
+
+#[test]
+fn a_repeated_parse_answers_for_its_own_text_and_env_only() {
+    let json_text = r#"{"output":{"default_format":"json"},"locks":{"wait_ms":250}}"#;
+    let toon_text = r#"{"output":{"default_format":"toon"}}"#;
+    let env = SettingsEnv::default();
+    let first = Settings::from_text(json_text, &env).0;
+    assert_eq!(first.output_format(), OutputFormat::Json);
+    assert_eq!(
+        Settings::from_text(toon_text, &env).0.output_format(),
+        OutputFormat::Toon
+    );
+    let again = Settings::from_text(json_text, &env).0;
+    assert_eq!(again.output_format(), OutputFormat::Json);
+    assert_eq!(again.lock_wait_ms(), 250);
+    let overridden = SettingsEnv {
+        lock_wait_ms: Some(9),
+        ..SettingsEnv::default()
+    };
+    assert_eq!(
+        Settings::from_text(json_text, &overridden).0.lock_wait_ms(),
+        9
+    );
+    assert_eq!(Settings::from_text(json_text, &env).0.lock_wait_ms(), 250);
+}
