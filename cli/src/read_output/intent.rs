@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 
 use super::amount::set;
 use super::continuation::ProducerCursor;
-use super::fit::{compact_strings, measure_map, retain_prefix, settle};
 use super::rows::{self, RowContract, RowPath};
+use super::shrink::{compact_strings, measure_map, retain_prefix, settle};
 use super::surface::Surface;
 use crate::args::numbers::{Number, TokenBudget};
 use crate::failure::shell_quote;

@@ -17,6 +17,7 @@ mod receipts;
 mod request;
 mod rows;
 mod session;
+mod shrink;
 pub mod skipped;
 mod surface;
 mod surface_specs;
@@ -34,8 +35,9 @@ pub use surface::{Dimension, RowShape, Surface};
 use crate::exit;
 use crate::failure::Result;
 use crate::render::Format;
-use fit::{Fitted, Plan, settle, write_intent_estimate};
+use fit::{Fitted, Plan};
 use rows::RowContract;
+use shrink::{settle, write_intent_estimate};
 
 /// What a read command tells the layer about its invocation, besides its result.
 #[derive(Clone, Debug)]
@@ -232,7 +234,7 @@ pub fn finish_read(
         session::apply_references(&mut env, &contract, state);
     }
     if !engaged_by_flags && !cut {
-        let fits = binding.is_none_or(|b| fit::measure_map(&mut env, format) <= b.tokens);
+        let fits = binding.is_none_or(|b| shrink::measure_map(&mut env, format) <= b.tokens);
         if fits {
             settle_intent(&mut env, format);
             return Ok(done(env, exit::SUCCESS));
