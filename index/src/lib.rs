@@ -28,6 +28,7 @@ mod project;
 mod rank;
 mod read;
 mod read_docs;
+mod results;
 mod route;
 mod rows;
 mod schema;
@@ -65,16 +66,12 @@ use crate::store::{IndexPaths, ReadPool, WriterLock};
 use pm_engine::Result;
 use pm_engine::commit::Commit;
 use pm_engine::notice::Notice;
-use pm_engine::query::{
-    Completeness, Listing, Page, PageSlice, Query, Sort, SortAnchor, StatusCount,
-};
+use pm_engine::query::{Page, Query, Sort};
 use pm_engine::read::graph::GraphItem;
 use pm_engine::read::health::{ListedSources, OnListed};
 use pm_engine::scan::{self, ScanOutcome};
 use pm_engine::schema::RuntimeSchema;
-use pm_engine::summary::ItemSummary;
 use pm_engine::tracker::Tracker;
-use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -88,6 +85,7 @@ pub use indexer::{BuildProgress, BuildReport, ProgressFn};
 pub use maintenance::{CheckReport, Difference, IndexHealth, IndexState, ReindexReport};
 pub use rank::RankCorpus;
 pub use read_docs::{DocumentParts, StoredItem, StoredPage};
+pub use results::{Children, Counts, GraphRows, ListPage, Stats, Summaries};
 pub use search::SearchHits;
 pub use totals::HistoryTotals;
 
@@ -134,101 +132,6 @@ impl std::fmt::Debug for IndexOptions<'_> {
             .field("freshness", &self.freshness)
             .finish_non_exhaustive()
     }
-}
-
-/// One page of a list query ([`Index::list`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ListPage {
-    /// The rows of this page, in order.
-    pub items: Vec<ItemSummary>,
-    /// Every match, before pagination.
-    pub total: usize,
-    /// More rows follow this page.
-    pub has_more: bool,
-    /// The position to continue after (the last row), when `has_more`.
-    pub next: Option<SortAnchor>,
-    /// The automatic limit, when it was applied.
-    pub applied_limit: Option<usize>,
-    /// Whether every item file was read.
-    pub completeness: Completeness,
-}
-
-impl ListPage {
-    fn of(slice: PageSlice, completeness: Completeness) -> ListPage {
-        ListPage {
-            items: slice.items,
-            total: slice.total,
-            has_more: slice.has_more,
-            next: slice.next,
-            applied_limit: slice.applied_limit,
-            completeness,
-        }
-    }
-}
-
-impl Answer<ListPage> {
-    /// Returns the page as the engine's [`Listing`] (what a scan's list returns).
-    pub fn into_listing(self) -> Listing {
-        let source = self.source();
-        let page = self.rows;
-        Listing {
-            items: page.items,
-            total: page.total,
-            has_more: page.has_more,
-            next: page.next,
-            applied_limit: page.applied_limit,
-            source,
-            completeness: page.completeness,
-            notices: self.notices,
-        }
-    }
-}
-
-/// Every match of a query, in default order (context, next, stats, search).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Summaries {
-    /// The matches.
-    pub items: Vec<ItemSummary>,
-    /// Whether every item file was read.
-    pub completeness: Completeness,
-}
-
-/// The graph rows of [`Index::graph_reachable`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GraphRows {
-    /// The items reachable from the start item, with the kind facts of every item (index).
-    Reachable(GraphSubset),
-    /// Every item (scan).
-    All(Vec<GraphItem>),
-}
-
-/// `(type, status)` counts of the matches of a query.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Counts {
-    /// The counts, by type then status.
-    pub counts: Vec<StatusCount>,
-    /// Whether every item file was read.
-    pub completeness: Completeness,
-}
-
-/// The counts and history totals of `pm stats`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Stats {
-    /// The `(type, status)` counts, by type then status.
-    pub counts: Vec<StatusCount>,
-    /// Totals over every history stream.
-    pub history: HistoryTotals,
-    /// Whether every item file was read.
-    pub completeness: Completeness,
-}
-
-/// The children of one parent (`pm get`'s rollup).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Children {
-    /// The light metadata of each child.
-    pub items: Vec<Map<String, Value>>,
-    /// How many readable items were inspected.
-    pub inspected: usize,
 }
 
 /// The read facade of one tracker.
