@@ -43,6 +43,7 @@ mod test_list;
 mod test_list_export;
 mod test_locks;
 mod test_machine_contract;
+mod test_merge_delete;
 mod test_merge_fence;
 mod test_merge_history;
 mod test_module_layers;

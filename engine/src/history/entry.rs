@@ -174,6 +174,10 @@ pub(super) fn map_legacy_root(pointer: String) -> (String, Option<String>) {
     (format!("{METADATA_ROOT}{rest}"), Some(pointer))
 }
 
+/// The `op` of `pm delete` entries. A delete's after-state is always the empty document, so a
+/// stream whose last entry is one describes a deleted item (`pm restore` brings it back).
+pub const DELETE_OP: &str = "delete";
+
 /// One history entry (one line of a stream).
 ///
 /// Known keys are typed; any other key is kept in `extra` so that a rewrite loses nothing.

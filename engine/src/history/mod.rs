@@ -20,7 +20,7 @@ pub mod workspace;
 
 pub use append::append_entry;
 pub use diff::{compare, compare_for_history, item_patch, state_patch};
-pub use entry::{HistoryEntry, PatchOp, PatchOpKind, entry_message};
+pub use entry::{DELETE_OP, HistoryEntry, PatchOp, PatchOpKind, entry_message};
 pub use heads::{EntryHead, StreamHeads, parse_stream_heads};
 pub use patch::{LenientOutcome, PatchError, PatchErrorKind, apply_lenient, apply_strict};
 pub use point::{HistoryPoint, ReplayError, ReplayedState, replay_point, replay_to, replay_until};

@@ -2,7 +2,9 @@
 //! tails are unioned (an entry on both sides once), ordered by `ts` (ours first on ties, each
 //! side's own order kept), and the chain is re-anchored: every tail entry's patch is replayed
 //! from the prefix's state and its `before_hash`/`after_hash` recomputed, so the result
-//! verifies. Pure bytes in, bytes out; the caller writes the file.
+//! verifies. A side whose tail ends in a `delete` (one branch edited the item, the other
+//! deleted it) keeps that delete last, and it still empties the document, so the merged stream
+//! describes a deleted item. Pure bytes in, bytes out; the caller writes the file.
 
 use std::path::Path;
 
@@ -13,7 +15,9 @@ use crate::error::{Error, Result};
 use crate::hash::{HashEpoch, replay_hash};
 use crate::history::diff::{compare, wrap_state};
 use crate::history::replay::epoch_of;
-use crate::history::{HistoryEntry, StreamRead, apply_lenient, apply_strict, parse_stream};
+use crate::history::{
+    DELETE_OP, HistoryEntry, StreamRead, apply_lenient, apply_strict, parse_stream,
+};
 use crate::item::ItemDoc;
 use crate::timestamp::compare_timestamp_strings;
 
@@ -185,19 +189,25 @@ fn identity(entry: &HistoryEntry) -> String {
 }
 
 /// Orders the two tails by `ts`; on a tie ours comes first, and each side keeps its own order.
+/// A side's closing `delete` goes after every entry of the other side: those entries never saw
+/// the deletion, and the side that deleted the item ends deleted, so the union does too.
 fn order_tails<'l, 'a>(ours: Vec<&'l Line<'a>>, theirs: Vec<&'l Line<'a>>) -> Vec<&'l Line<'a>> {
-    let mut all: Vec<(bool, usize, &Line<'a>)> = ours
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| (true, i, l))
-        .chain(theirs.into_iter().enumerate().map(|(i, l)| (false, i, l)))
-        .collect();
+    let closing_delete =
+        |side: &[&Line<'_>], i: usize| i + 1 == side.len() && side[i].entry.op == DELETE_OP;
+    let tag = |is_ours: bool, side: &[&'l Line<'a>]| -> Vec<(bool, bool, usize, &'l Line<'a>)> {
+        (0..side.len())
+            .map(|i| (closing_delete(side, i), is_ours, i, side[i]))
+            .collect()
+    };
+    let mut all = tag(true, &ours);
+    all.extend(tag(false, &theirs));
     all.sort_by(|a, b| {
-        compare_timestamp_strings(&a.2.entry.ts, &b.2.entry.ts)
-            .then_with(|| b.0.cmp(&a.0))
-            .then(a.1.cmp(&b.1))
+        a.0.cmp(&b.0)
+            .then_with(|| compare_timestamp_strings(&a.3.entry.ts, &b.3.entry.ts))
+            .then_with(|| b.1.cmp(&a.1))
+            .then(a.2.cmp(&b.2))
     });
-    all.into_iter().map(|(_, _, l)| l).collect()
+    all.into_iter().map(|(_, _, _, l)| l).collect()
 }
 
 /// The running replay of the merged stream.
@@ -298,6 +308,14 @@ fn replay_line(replay: &mut Replay, line: &Line<'_>) -> (String, bool) {
         next = replay.state.clone();
         apply_lenient(&mut next, &entry.patch);
         new_patch = Some(compare(&replay.state, &next));
+    }
+    // A delete empties the document, also of what the other branch added after it forked.
+    if entry.op == DELETE_OP {
+        let empty = wrap_state(Map::new(), String::new());
+        if next != empty {
+            new_patch = Some(compare(&replay.state, &empty));
+            next = empty;
+        }
     }
     replay.state = next;
     replay.known = None;

@@ -167,6 +167,38 @@ fn a_patch_that_no_longer_applies_is_rewritten_and_the_chain_verifies() -> TestR
 }
 
 #[test]
+fn a_delete_against_an_edit_stays_last_and_empties_the_document() -> TestResult {
+    // Theirs deletes the item at 00:01; ours edits it later (00:02, 00:03) and adds a field the
+    // delete's patch never removed. Either way round, the merged stream ends with the delete
+    // and at the empty document.
+    let a = doc(json!({}));
+    let base = vec![entry("2026-01-01T00:00:00.000Z", &ItemDoc::empty(), &a)];
+    let mut deleted = base.clone();
+    let mut delete = entry("2026-01-01T00:01:00.000Z", &a, &ItemDoc::empty());
+    delete.op = DELETE_OP.into();
+    deleted.push(delete);
+    let e1 = doc(json!({"priority": 0}));
+    let e2 = doc(json!({"priority": 0, "estimate": 5}));
+    let mut edited = base.clone();
+    edited.push(entry("2026-01-01T00:02:00.000Z", &a, &e1));
+    edited.push(entry("2026-01-01T00:03:00.000Z", &e1, &e2));
+    let p = Path::new("pm-a.jsonl");
+    let (base, deleted, edited) = (text(&base), text(&deleted), text(&edited));
+    for (ours, theirs) in [(&edited, &deleted), (&deleted, &edited)] {
+        let merged = merge_streams(base.as_bytes(), ours.as_bytes(), theirs.as_bytes(), p)?;
+        let entries = parse(&merged.text);
+        let ops: Vec<&str> = entries.iter().map(|e| e.op.as_str()).collect();
+        assert_eq!(ops, ["update", "update", "update", DELETE_OP]);
+        let report = verify_chain(&entries);
+        assert!(report.is_ok(), "{:?}", report.issues);
+        assert!(report.doc.is_empty(), "{:?}", report.doc);
+        assert_eq!(entries[3].after_hash, EMPTY_DOC_HASH);
+        assert_eq!(merged.patches_repaired, 1);
+    }
+    Ok(())
+}
+
+#[test]
 fn conflict_markers_in_a_side_are_refused() {
     let (base, ours, _) = diverged();
     let theirs = format!("<<<<<<< HEAD\n{ours}=======\n>>>>>>> b\n");

@@ -4,7 +4,7 @@
 use super::MutationContext;
 use super::protocol::{EntryExtras, Mutation, lock_existing, lock_item};
 use crate::error::{Error, Result};
-use crate::history::{HistoryPoint, replay_point};
+use crate::history::{DELETE_OP, HistoryPoint, replay_point};
 use crate::item::ItemDoc;
 
 /// Deletes an item (`pm delete <id>`): the file is removed and the history stream kept.
@@ -16,7 +16,7 @@ pub fn delete(ctx: &MutationContext, raw_id: &str, message: Option<String>) -> R
     let mut locked = lock_existing(ctx, raw_id)?;
     locked.check_ownership()?;
     locked.commit(
-        "delete",
+        DELETE_OP,
         ItemDoc::empty(),
         EntryExtras {
             message,
