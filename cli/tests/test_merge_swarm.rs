@@ -63,6 +63,8 @@ impl Model {
 struct Counts {
     mutations: usize,
     refused: usize,
+    /// `<command>:<error code>` → how many mutations pm refused so (claims of another's item…).
+    refusals: BTreeMap<String, usize>,
     commits: usize,
     merges: usize,
     stopped_merges: usize,
@@ -197,7 +199,7 @@ fn update(
     )
 }
 
-/// Runs `peer`'s mutations `steps`, committing every few; returns the commits made.
+/// Runs `peer`'s mutations `steps`, committing every `COMMIT_EVERY` and at the end.
 fn mutate(
     peer: &mut Peer,
     model: &mut Model,
@@ -217,6 +219,11 @@ fn mutate(
             }
         } else {
             counts.refused += 1;
+            let code = out.stderr.split(['[', ']']).nth(1).unwrap_or("?");
+            *counts
+                .refusals
+                .entry(format!("{}:{code}", argv[0]))
+                .or_default() += 1;
         }
         if (n + 1) % COMMIT_EVERY == 0 {
             commit_if_dirty(&peer.repo, &format!("c{} mutations", peer.index), counts)?;
@@ -225,6 +232,7 @@ fn mutate(
     commit_if_dirty(&peer.repo, &format!("c{} mutations", peer.index), counts)
 }
 
+/// Commits everything when the worktree has changes.
 fn commit_if_dirty(repo: &GitRepo, message: &str, counts: &mut Counts) -> TestResult {
     if repo
         .git(&["status", "--porcelain"])?
@@ -274,6 +282,8 @@ fn pull(peer: &mut Peer, model: &Model, counts: &mut Counts) -> TestResult {
     assert_eq!(out.code, 0, "{reconcile:?} after {merge:?}: {out:?}");
     counts.reconciles += 1;
     commit_if_dirty(repo, "reconcile merge", counts)?;
+    let report: Value = serde_json::from_str(&repo.pm(&["merge", "report", "--json"])?.stdout)?;
+    assert_eq!(report["count"], 0, "receipts left pending: {report}");
     check_receipts(peer, counts)?;
     let drift = peer.repo.pm(&[
         "validate",
