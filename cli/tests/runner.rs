@@ -46,6 +46,7 @@ mod test_machine_contract;
 mod test_merge_delete;
 mod test_merge_fence;
 mod test_merge_history;
+mod test_merge_swarm;
 mod test_module_layers;
 mod test_mutations;
 mod test_not_in_project;

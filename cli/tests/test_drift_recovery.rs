@@ -4,12 +4,15 @@
 //! readers reject are refused, and `history-repair` reports and fixes what it can.
 
 use std::path::Path;
-use std::process::Command;
 
 use pm_engine::history::{read_stream, verify_chain};
 use serde_json::Value;
 
 use crate::common::TestTracker;
+use crate::common::git_repo::git_at;
+
+/// The pinned clock of git's commits.
+const CLOCK: &str = "2026-09-03T00:00:00.000Z";
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -116,38 +119,22 @@ fn streams_readers_reject_refuse_mutations_and_name_history_repair() -> TestResu
     Ok(())
 }
 
+/// Runs git in the `TestTracker` workspace `dir` with the hermetic environment (`HOME` being
+/// the tracker's empty home next to it) and returns stdout and stderr; never fails on git's
+/// exit code (a conflicting merge is expected).
 fn git(dir: &Path, args: &[&str]) -> Result<String, Box<dyn std::error::Error>> {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .args(args)
-        .output()?;
-    Ok(format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    ))
+    let out = git_at(dir, &dir.with_file_name("home"), CLOCK, args)?;
+    Ok(format!("{}{}", out.stdout, out.stderr))
 }
 
 /// `git show :<stage>:<path>`: 2 is ours, 3 theirs.
 fn stage(dir: &Path, n: u8, rel: &str) -> Result<String, Box<dyn std::error::Error>> {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(["show", &format!(":{n}:{rel}")])
-        .output()?;
-    if !out.status.success() {
-        return Err(format!(
-            "git show :{n}:{rel}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-        .into());
+    let spec = format!(":{n}:{rel}");
+    let out = git_at(dir, &dir.with_file_name("home"), CLOCK, &["show", &spec])?;
+    if out.code != 0 {
+        return Err(format!("git show {spec}: {}", out.stderr).into());
     }
-    Ok(String::from_utf8(out.stdout)?)
+    Ok(out.stdout)
 }
 
 /// Two branches change different fields of one item; git conflicts on the item file and on the

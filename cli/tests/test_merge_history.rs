@@ -12,33 +12,21 @@ use pm_engine::merge::receipts::{Receipt, ReceiptState, ReceiptStore};
 use serde_json::Value;
 
 use crate::common::TestTracker;
+use crate::common::git_repo::git_at;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-/// Runs git in `dir` with a hermetic environment; fails on a non-zero exit unless `allow_fail`.
+/// Runs git in the `TestTracker` workspace `dir` with the hermetic environment (`HOME` being
+/// the tracker's empty home next to it); fails on a non-zero exit unless `allow_fail`.
 fn git_run(
     dir: &Path,
     args: &[&str],
     allow_fail: bool,
 ) -> Result<String, Box<dyn std::error::Error>> {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .env("PM_CLOCK", "2026-09-03T00:00:00.000Z")
-        .env("PM_SEED", "merge-tests")
-        .args(args)
-        .output()?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if !allow_fail && !out.status.success() {
+    let home = dir.with_file_name("home");
+    let out = git_at(dir, &home, "2026-09-03T00:00:00.000Z", args)?;
+    let text = format!("{}{}", out.stdout, out.stderr);
+    if !allow_fail && out.code != 0 {
         return Err(format!("git {args:?}: {text}").into());
     }
     Ok(text)

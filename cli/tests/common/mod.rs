@@ -1,6 +1,8 @@
 //! End-to-end harness: runs the real `pm` binary in a temp workspace with a pinned, hermetic
 //! environment and returns stdout, stderr and the exit code together.
 
+pub mod git_repo;
+
 use std::cell::Cell;
 use std::error::Error;
 use std::path::{Path, PathBuf};
