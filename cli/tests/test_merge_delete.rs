@@ -6,106 +6,48 @@
 //! is and that `pm restore` can bring back; keeping the edit (`git add`) leaves a chain that
 //! ends deleted, which `pm merge reconcile` rolls forward to the kept file.
 
-#![allow(clippy::disallowed_methods)] // git needs PATH: the one variable the harness passes through
-
 use std::error::Error;
-use std::path::PathBuf;
-use std::process::Command;
 
 use pm_engine::history::{DELETE_OP, HistoryEntry, read_stream};
 use serde_json::Value;
 
+use crate::common::git_repo::{GitRepo, Out};
+
 type TestResult = Result<(), Box<dyn Error>>;
 
-const PM: &str = env!("CARGO_BIN_EXE_pm");
 const ITEM: &str = ".agents/pm/tasks/pm-e1.toon";
 const COMMENT: &str = "edited on the edit branch";
 
-/// A git repository in a temp dir holding a tracker; every command (git's drivers too) runs
-/// with a pinned, hermetic environment and its own clock minute. Modelled on `Repo` in
-/// test_merge_fence.rs.
+/// A git repository holding a tracker with the drivers installed (the shared hermetic
+/// [`GitRepo`]), plus the checks these scenarios repeat.
 struct Repo {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    step: std::cell::Cell<u32>,
-}
-
-/// What one command produced.
-struct Out {
-    stdout: String,
-    stderr: String,
-    code: i32,
+    git: GitRepo,
 }
 
 impl Repo {
     /// `git init`, `pm init --defaults`, `pm merge install`.
     fn new() -> Result<Repo, Box<dyn Error>> {
-        let tmp = tempfile::tempdir()?;
-        let root = tmp.path().canonicalize()?.join("work");
-        let home = tmp.path().canonicalize()?.join("home");
-        std::fs::create_dir_all(&root)?;
-        std::fs::create_dir_all(&home)?;
-        let repo = Repo {
-            _tmp: tmp,
-            root,
-            home,
-            step: std::cell::Cell::new(0),
-        };
-        repo.git_ok(&["init", "-q", "-b", "main"])?;
-        repo.pm_ok(&["init", "--defaults"])?;
-        repo.pm_ok(&["merge", "install"])?;
-        Ok(repo)
-    }
-
-    fn run(&self, program: &str, args: &[&str]) -> Result<Out, Box<dyn Error>> {
-        let step = self.step.get();
-        self.step.set(step + 1);
-        let clock = format!("2026-09-02T{:02}:{:02}:00.000Z", step / 60, step % 60);
-        let output = Command::new(program)
-            .env_clear()
-            .current_dir(&self.root)
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("PM_GLOBAL_PATH", &self.home)
-            .env("PM_CLOCK", &clock)
-            .env("PM_CLOCK_TICK_MS", "0")
-            .env("PM_SEED", "merge-delete-tests")
-            .env("PM_AUTHOR", "test-author")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "test-author")
-            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-            .env("GIT_COMMITTER_NAME", "test-author")
-            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-            .env("GIT_AUTHOR_DATE", &clock)
-            .env("GIT_COMMITTER_DATE", &clock)
-            .args(args)
-            .output()?;
-        Ok(Out {
-            stdout: String::from_utf8(output.stdout)?,
-            stderr: String::from_utf8(output.stderr)?,
-            code: output.status.code().unwrap_or(-1),
-        })
+        let git = GitRepo::new()?;
+        git.install()?;
+        Ok(Repo { git })
     }
 
     fn pm(&self, args: &[&str]) -> Result<Out, Box<dyn Error>> {
-        self.run(PM, args)
-    }
-
-    fn checked(out: Out, what: &str) -> Result<Out, Box<dyn Error>> {
-        if out.code == 0 {
-            Ok(out)
-        } else {
-            Err(format!("{what}: exit {}\n{}\n{}", out.code, out.stdout, out.stderr).into())
-        }
+        self.git.pm(args)
     }
 
     fn pm_ok(&self, args: &[&str]) -> Result<Out, Box<dyn Error>> {
-        Repo::checked(self.pm(args)?, &format!("pm {args:?}"))
+        let out = self.git.pm(args)?;
+        self.git.ok(&out).map_err(|e| format!("pm {args:?}: {e}"))?;
+        Ok(out)
     }
 
     fn git_ok(&self, args: &[&str]) -> Result<Out, Box<dyn Error>> {
-        Repo::checked(self.run("git", args)?, &format!("git {args:?}"))
+        let out = self.git.git(args)?;
+        self.git
+            .ok(&out)
+            .map_err(|e| format!("git {args:?}: {e}"))?;
+        Ok(out)
     }
 
     fn pm_json(&self, args: &[&str]) -> Result<Value, Box<dyn Error>> {
@@ -115,13 +57,11 @@ impl Repo {
     }
 
     fn commit(&self, message: &str) -> TestResult {
-        self.git_ok(&["add", "-A"])?;
-        self.git_ok(&["commit", "-q", "-m", message])?;
-        Ok(())
+        self.git.commit(message)
     }
 
     fn stream(&self) -> Result<Vec<HistoryEntry>, Box<dyn Error>> {
-        let path = self.root.join(".agents/pm/history/pm-e1.jsonl");
+        let path = self.git.root.join(".agents/pm/history/pm-e1.jsonl");
         Ok(read_stream(&path, "pm-e1")?.entries)
     }
 
@@ -210,7 +150,7 @@ fn conflicted_merge(case: Case) -> Result<Repo, Box<dyn Error>> {
         ("del", "edit")
     };
     repo.git_ok(&["checkout", "-q", current])?;
-    let merge = repo.run("git", &["merge", "--no-edit", other])?;
+    let merge = repo.git.git(&["merge", "--no-edit", other])?;
     assert_ne!(merge.code, 0, "{case:?}: the item file conflicts");
     let text = format!("{}{}", merge.stdout, merge.stderr);
     assert!(
@@ -253,7 +193,7 @@ fn keeping_the_deletion_leaves_a_deleted_item_stream_that_restore_brings_back() 
         assert_eq!(doc["repair"]["streams"], serde_json::json!([]), "{case:?}");
         // The state before the delete holds both branches' work: restore brings it back.
         repo.pm_ok(&["restore", "pm-e1", "3"])?;
-        let item = std::fs::read_to_string(repo.root.join(ITEM))?;
+        let item = std::fs::read_to_string(repo.git.root.join(ITEM))?;
         assert!(item.contains(COMMENT), "{case:?}: {item}");
         let got = repo.pm_json(&["get", "pm-e1"])?;
         assert_eq!(got["item"]["priority"], 0, "{case:?}");
@@ -293,7 +233,7 @@ fn keeping_the_edit_is_rolled_forward_by_reconcile() -> TestResult {
         let got = repo.pm_json(&["get", "pm-e1"])?;
         assert_eq!(got["item"]["priority"], 0, "{case:?}");
         assert_eq!(got["item"]["tags"], serde_json::json!(["x"]), "{case:?}");
-        let item = std::fs::read_to_string(repo.root.join(ITEM))?;
+        let item = std::fs::read_to_string(repo.git.root.join(ITEM))?;
         assert!(item.contains(COMMENT), "{case:?}: {item}");
         repo.commit("reconcile")?;
         assert!(repo.status()?.is_empty());
