@@ -42,16 +42,17 @@ pub struct SearchArgs {
     #[arg(value_name = "KEYWORDS", required = true, num_args = 1..)]
     pub keywords: Vec<String>,
 
-    /// Search mode: keyword (semantic and hybrid are refused)
+    /// Search mode: keyword, the one mode this pm ranks with
     #[arg(long, value_name = "MODE")]
     pub mode: Option<String>,
 
-    /// Semantic search (refused: not supported)
-    #[arg(long)]
+    /// pm-cli's semantic mode: parsed only to refuse it with unsupported_search_mode (no
+    /// embedding provider here), so it is not shown in help
+    #[arg(long, hide = true)]
     pub semantic: bool,
 
-    /// Hybrid search (refused: not supported)
-    #[arg(long)]
+    /// pm-cli's hybrid mode: parsed only to refuse it with unsupported_search_mode, not shown
+    #[arg(long, hide = true)]
     pub hybrid: bool,
 
     /// How tokens combine: or (default, all-terms bonus), and (all required), exact (phrase)

@@ -76,7 +76,8 @@ pub struct GraphArgs {
     pub full: bool,
 }
 
-/// pm-cli's graph subcommands; the ones this pm does not implement are refused.
+/// pm-cli's graph subcommands; the ones this pm does not implement are hidden from help and
+/// refused with `unsupported_subcommand`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 #[allow(missing_docs)]
 pub enum GraphSubcommand {
@@ -88,13 +89,21 @@ pub enum GraphSubcommand {
     Impact,
     Analyze,
     Audit,
+    #[value(hide = true)]
     Communities,
+    #[value(hide = true)]
     Redundancy,
+    #[value(hide = true)]
     Dominators,
+    #[value(hide = true)]
     Slack,
+    #[value(hide = true)]
     Centrality,
+    #[value(hide = true)]
     Articulation,
+    #[value(hide = true)]
     Plan,
+    #[value(hide = true)]
     Index,
 }
 
