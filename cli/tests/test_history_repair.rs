@@ -2,54 +2,13 @@
 //! edit found by the drift scan, dry run then apply), the single-item report, `--dry-run`
 //! writing nothing, `--message`, and re-anchoring a chain that breaks mid-way.
 
-use std::path::{Path, PathBuf};
-
 use pm_engine::history::{read_stream, verify_chain};
 use serde_json::Value;
 
 use crate::common::TestTracker;
+use crate::common::write_transcript::{transcript, transcript_pm};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-struct Transcript {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-fn transcript() -> Result<Transcript, Box<dyn std::error::Error>> {
-    let archive = pm_testkit::shared_file("golden/write-transcript.tar.gz");
-    let dir = pm_testkit::extract_tar_gz(&archive)?;
-    let root = dir.path().join("write-transcript");
-    Ok(Transcript { _dir: dir, root })
-}
-
-/// Runs `pm args` in `ws` with the transcript's environment for `minute` (step N runs at
-/// 2026-09-02T00:00Z plus N minutes).
-fn transcript_pm(
-    ws: &Path,
-    minute: u32,
-    args: &[&str],
-) -> Result<(i32, String), Box<dyn std::error::Error>> {
-    let home = ws.join("../home");
-    std::fs::create_dir_all(&home)?;
-    let clock = format!("2026-09-02T{:02}:{:02}:00.000Z", minute / 60, minute % 60);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pm"))
-        .env_clear()
-        .current_dir(ws)
-        .env("HOME", &home)
-        .env("PM_GLOBAL_PATH", &home)
-        .env("PM_PATH", ".agents/pm")
-        .env("PM_CLOCK", clock)
-        .env("PM_CLOCK_TICK_MS", "0")
-        .env("PM_SEED", "golden-transcript-2")
-        .env("PM_AUTHOR", "golden-author")
-        .args(args)
-        .output()?;
-    Ok((
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout)?,
-    ))
-}
 
 #[test]
 fn history_repair_all_matches_pm_cli_on_the_write_transcript() -> TestResult {

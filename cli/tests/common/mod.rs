@@ -2,6 +2,7 @@
 //! environment and returns stdout, stderr and the exit code together.
 
 pub mod git_repo;
+pub mod write_transcript;
 
 use std::cell::Cell;
 use std::error::Error;

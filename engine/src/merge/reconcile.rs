@@ -96,7 +96,7 @@ pub fn merge_reconcile(ctx: &MutationContext, opts: &ReconcileOptions) -> Result
         let receipts: Vec<&Receipt> = pending.iter().filter(|r| &r.item_id == id).collect();
         let row = match lock_item(ctx, id).and_then(|l| reconcile_locked(l, &receipts, opts)) {
             Ok(row) => row,
-            Err(err) => failed_row(id, &err),
+            Err(err) => RepairAllStream::failed(id, &err),
         };
         if row.outcome == "repaired" {
             reconciled_items.push(id.clone());
@@ -122,19 +122,6 @@ pub fn merge_reconcile(ctx: &MutationContext, opts: &ReconcileOptions) -> Result
             summaries: pending.iter().map(Receipt::summary).collect(),
         },
     })
-}
-
-fn failed_row(id: &str, err: &Error) -> RepairAllStream {
-    RepairAllStream {
-        id: id.to_string(),
-        outcome: "failed",
-        entries_rehashed: None,
-        entries_patch_repaired: None,
-        reconciled_with_item: None,
-        reconciliation: None,
-        warnings: None,
-        error: Some(err.to_string()),
-    }
 }
 
 /// Plans (and unless dry-running, appends) the entry of one locked item.

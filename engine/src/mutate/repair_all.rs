@@ -45,6 +45,22 @@ pub struct RepairAllStream {
     pub error: Option<String>,
 }
 
+impl RepairAllStream {
+    /// The row of a stream whose repair failed with `err`.
+    pub(crate) fn failed(id: &str, err: &crate::Error) -> RepairAllStream {
+        RepairAllStream {
+            id: id.to_string(),
+            outcome: "failed",
+            entries_rehashed: None,
+            entries_patch_repaired: None,
+            reconciled_with_item: None,
+            reconciliation: None,
+            warnings: None,
+            error: Some(err.to_string()),
+        }
+    }
+}
+
 /// How many streams ended each way.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RepairTotals {
@@ -179,16 +195,6 @@ pub fn scan_drift(ctx: &MutationContext) -> Result<DriftScan> {
 }
 
 fn repair_one(ctx: &MutationContext, id: &str, opts: &RepairOptions) -> RepairAllStream {
-    let failed = |err: crate::Error| RepairAllStream {
-        id: id.to_string(),
-        outcome: "failed",
-        entries_rehashed: None,
-        entries_patch_repaired: None,
-        reconciled_with_item: None,
-        reconciliation: None,
-        warnings: None,
-        error: Some(err.to_string()),
-    };
     let result = lock_item(ctx, id).and_then(|locked| repair_locked(locked, opts));
     match result {
         Ok(report) => RepairAllStream {
@@ -205,7 +211,7 @@ fn repair_one(ctx: &MutationContext, id: &str, opts: &RepairOptions) -> RepairAl
             warnings: Some(report.warnings),
             error: None,
         },
-        Err(err) => failed(err),
+        Err(err) => RepairAllStream::failed(id, &err),
     }
 }
 
