@@ -60,6 +60,28 @@ pub fn reindent(out: &mut String, compact: &str, depth: usize) {
 /// written between its quotes (escapes kept), the value's compact text. Anything but an object
 /// gives no members.
 pub fn members(compact: &str) -> Vec<(&str, &str)> {
+    member_spans(compact)
+        .into_iter()
+        .map(|span| span.of(compact))
+        .collect()
+}
+
+/// Where one member of a compact JSON object sits in its text (see [`members`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberSpan {
+    key: std::ops::Range<usize>,
+    value: std::ops::Range<usize>,
+}
+
+impl MemberSpan {
+    /// The member's `(key text, value text)` in `compact`, the text it was found in.
+    pub fn of<'a>(&self, compact: &'a str) -> (&'a str, &'a str) {
+        (&compact[self.key.clone()], &compact[self.value.clone()])
+    }
+}
+
+/// The members of a compact JSON object as spans, for a caller that reads them more than once.
+pub fn member_spans(compact: &str) -> Vec<MemberSpan> {
     let bytes = compact.as_bytes();
     let mut out = Vec::new();
     if bytes.first() != Some(&b'{') {
@@ -68,10 +90,15 @@ pub fn members(compact: &str) -> Vec<(&str, &str)> {
     let mut i = 1;
     while i < bytes.len() && bytes[i] == b'"' {
         let key_end = string_end(bytes, i);
-        let key = &compact[i + 1..key_end - 1];
         let start = key_end + 1;
+        if key_end < i + 2 || start > bytes.len() {
+            break;
+        }
         let end = value_end(bytes, start);
-        out.push((key, &compact[start..end]));
+        out.push(MemberSpan {
+            key: i + 1..key_end - 1,
+            value: start..end,
+        });
         i = end + 1;
     }
     out
@@ -169,6 +196,18 @@ mod tests {
         );
         assert!(members("{}").is_empty());
         assert!(members("[1]").is_empty());
+    }
+
+    #[test]
+    fn truncated_objects_give_the_members_before_the_cut_and_never_panic() {
+        assert!(members("{\"").is_empty());
+        assert!(members("{\"a\"").is_empty());
+        assert_eq!(members("{\"a\":1,\""), [("a", "1")]);
+        assert_eq!(members("{\"a\":[1,"), [("a", "[1,")]);
+        proptest::proptest!(|(text in "\\{[\"a:,\\[\\]{}\\\\1]{0,12}")| {
+            let spans = member_spans(&text);
+            prop_assert_eq!(spans.len(), members(&text).len());
+        });
     }
 
     fn leaf() -> impl Strategy<Value = Value> {

@@ -20,7 +20,7 @@ use super::list_page::{ListRead, Listed, Paged, resolve_start, runtime_keys};
 use super::list_rows::{Projection, full_row};
 use crate::failure::Result;
 use crate::read_output::Finished;
-use crate::render::compact::members;
+use crate::render::compact::{MemberSpan, member_spans, members};
 use crate::render::{Format, RowEntry, StreamedRow, render_streamed_json};
 
 /// The key of the rows in the list envelope.
@@ -45,7 +45,7 @@ pub struct StoredRows {
 /// JavaScript's order, or pm would replace one of them).
 #[derive(Debug)]
 enum StoredRow {
-    Text(StoredItem),
+    Text(StoredItem, Vec<MemberSpan>),
     Built(Value),
 }
 
@@ -89,9 +89,12 @@ pub fn read(index: &Index<'_>, read: &ListRead<'_>) -> Result<(Listed, StoredRow
     };
     let keys: Vec<&str> = runtime.iter().map(String::as_str).collect();
     let rows = (stored.items.into_iter())
-        .map(|item| match printable(&item.light) {
-            true => StoredRow::Text(item),
-            false => StoredRow::Built(built(item, body, &keys)),
+        .map(|item| {
+            let light = member_spans(&item.light);
+            match printable(&item.light, &light) {
+                true => StoredRow::Text(item, light),
+                false => StoredRow::Built(built(item, body, &keys)),
+            }
         })
         .collect();
     let rows = StoredRows {
@@ -123,8 +126,13 @@ impl StoredRows {
 
     /// The entries of a stored row in [`project_row`]'s order: the light record in pm's
     /// in-memory key order, the heavy collections, then the body when asked for.
-    fn entries<'a>(&self, text: &'a StoredItem, runtime: &[&str]) -> Vec<RowEntry<'a>> {
-        let light = members(&text.light);
+    fn entries<'a>(
+        &self,
+        text: &'a StoredItem,
+        light: &[MemberSpan],
+        runtime: &[&str],
+    ) -> Vec<RowEntry<'a>> {
+        let light: Vec<(&str, &str)> = light.iter().map(|span| span.of(&text.light)).collect();
         let mut placed = vec![false; light.len()];
         let mut entries = Vec::with_capacity(light.len() + HEAVY_KEYS.len() + 1);
         for key in IN_MEMORY_KEY_ORDER.iter().chain(runtime) {
@@ -178,7 +186,9 @@ impl crate::render::RowSource for StoredRows {
         let runtime: Vec<&str> = self.runtime.iter().map(String::as_str).collect();
         for row in &self.rows {
             match row {
-                StoredRow::Text(text) => emit(StreamedRow::Entries(&self.entries(text, &runtime))),
+                StoredRow::Text(text, light) => {
+                    emit(StreamedRow::Entries(&self.entries(text, light, &runtime)));
+                }
                 StoredRow::Built(value) => emit(StreamedRow::Value(value)),
             }
         }
@@ -188,11 +198,11 @@ impl crate::render::RowSource for StoredRows {
 /// Whether a stored light record can lead a row printed entry by entry: every key written
 /// without escapes (so its text is its name), none an array index (JavaScript prints those
 /// first), and none a key the heavy collections or the body would replace.
-fn printable(light: &str) -> bool {
-    members(light).iter().all(|(k, _)| {
+fn printable(light: &str, spans: &[MemberSpan]) -> bool {
+    spans.iter().map(|span| span.of(light)).all(|(k, _)| {
         !k.contains('\\')
             && !pm_engine::json::is_array_index(k)
-            && *k != "body"
-            && !HEAVY_KEYS.contains(k)
+            && k != "body"
+            && !HEAVY_KEYS.contains(&k)
     })
 }
