@@ -111,6 +111,7 @@ item_too_large invalid_argument 2
 expect_hash_requires_mutation invalid_argument 2
 tracker_root_unreadable io 1
 close_validation_missing_fields invalid_argument 2
+structured_event_immutable invalid_argument 2
 likely_duplicate conflict 4
 merge_root_not_found not_found 3
 merge_git_config_unwritable dependency_failed 5

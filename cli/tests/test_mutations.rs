@@ -326,7 +326,8 @@ fn files_docs_deps_and_restore() -> TestResult {
         .iter()
         .filter_map(|f| f["path"].as_str())
         .collect();
-    assert_eq!(paths, ["src/lib.rs", "README.md"]);
+    // Sorted by scope then path (pm-cli's order; `--append-stable` keeps insertion order).
+    assert_eq!(paths, ["README.md", "src/lib.rs"]);
     let run = t.pm(&["files", "pm-b", "--remove", "README.md"])?;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let run = t.pm(&["deps", "pm-b", "--add", "id=pm-a,kind=blocks"])?;

@@ -9,8 +9,9 @@ use pm_engine::item::ItemFormat;
 use pm_engine::item::canon::CanonSchema;
 use pm_engine::item::codec::parse_item;
 use pm_engine::mutate::{
-    AnnotationKind, Author, FieldEdit, LinkKind, LinkedPath, MutationContext, RestoreTarget,
-    add_annotation, claim, close, delete, link_add, release, reopen, restore, update,
+    AnnotationKind, Author, FieldEdit, LinkEdit, LinkKind, LinkedPath, MutationContext,
+    RestoreTarget, add_annotation, claim, close, delete, edit_links, release, reopen, restore,
+    update,
 };
 use pm_engine::schema;
 use pm_engine::settings::SettingsEnv;
@@ -47,7 +48,11 @@ fn mixed_mutations_on_real_items_keep_every_chain_valid() -> TestResult {
         update(&ctx, id, &edits, Some("corpus sequence".into()))?;
         add_annotation(&ctx, id, AnnotationKind::Comment, &format!("note {n}"))?;
         let link = LinkedPath::parse(&format!("path=src/f{n}.rs,note=n"), "--add")?;
-        link_add(&ctx, id, LinkKind::Files, &[link], "--add")?;
+        let edit = LinkEdit {
+            add: vec![link],
+            ..LinkEdit::default()
+        };
+        edit_links(&ctx, id, LinkKind::Files, &edit)?;
         claim(&ctx, id)?;
         release(&ctx, id)?;
         let m = update(&ctx, id, &[], None)?;

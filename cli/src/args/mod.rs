@@ -2,6 +2,7 @@
 //! parser that combines them with the commands is `commands::Cli`.
 //! Help text is the doc comment of each item: imperative first line, no trailing period.
 
+pub mod item_id;
 pub mod numbers;
 
 use std::path::PathBuf;

@@ -17,7 +17,7 @@ mod timeline;
 
 use std::io::{self, Write};
 
-use pm_engine::mutate::{AnnotationKind, LinkKind};
+use pm_engine::mutate::LinkKind;
 use serde_json::Value;
 
 pub use cli::{Cli, invoked_grammar};
@@ -38,12 +38,13 @@ pub use merge::{MergeArgs, MergeOutput, cmd_merge};
 pub use mutate::append::{AppendArgs, cmd_append};
 pub use mutate::claim::{ClaimArgs, ReleaseArgs, cmd_claim, cmd_release};
 pub use mutate::close::{CloseArgs, cmd_close};
-pub use mutate::comments::{AnnotationArgs, cmd_annotation};
+pub use mutate::comments::cmd_annotation;
 pub use mutate::create::{CreateArgs, cmd_create};
 pub use mutate::delete::{DeleteArgs, RestoreArgs, cmd_delete, cmd_restore};
-pub use mutate::files::{LinksArgs, cmd_links};
+pub use mutate::files::{FilesArgs, LinksArgs, cmd_links};
 pub use mutate::item::{ItemArgs, ItemCommand, ReopenArgs, cmd_item};
 pub use mutate::linked_tests::{TestArgs, cmd_test};
+pub use mutate::log_args::{CommentsArgs, LearningsArgs, LogArgs, LogRequest, NotesArgs};
 pub use mutate::update::{UpdateArgs, cmd_update};
 pub use ranking::context::{ContextArgs, cmd_context};
 pub use ranking::next::{NextArgs, cmd_next};
@@ -85,10 +86,10 @@ pub enum Command {
     Delete(DeleteArgs),
     Restore(RestoreArgs),
     Append(AppendArgs),
-    Comments(AnnotationArgs),
-    Notes(AnnotationArgs),
-    Learnings(AnnotationArgs),
-    Files(LinksArgs),
+    Comments(CommentsArgs),
+    Notes(NotesArgs),
+    Learnings(LearningsArgs),
+    Files(FilesArgs),
     Docs(LinksArgs),
     #[command(visible_aliases = registry::TEST.aliases)]
     Test(TestArgs),
@@ -285,11 +286,16 @@ pub fn dispatch(ctx: &Ctx, command: &Command) -> Result<CommandOutput> {
         Command::Delete(args) => mutation(cmd_delete(ctx, args)),
         Command::Restore(args) => mutation(cmd_restore(ctx, args)),
         Command::Append(args) => mutation(cmd_append(ctx, args)),
-        Command::Comments(args) => mutation(cmd_annotation(ctx, AnnotationKind::Comment, args)),
-        Command::Notes(args) => mutation(cmd_annotation(ctx, AnnotationKind::Note, args)),
-        Command::Learnings(args) => mutation(cmd_annotation(ctx, AnnotationKind::Learning, args)),
-        Command::Files(args) => mutation(cmd_links(ctx, LinkKind::Files, args)),
-        Command::Docs(args) => mutation(cmd_links(ctx, LinkKind::Docs, args)),
+        Command::Comments(args) => mutation(cmd_annotation(ctx, &args.request())),
+        Command::Notes(args) => mutation(cmd_annotation(ctx, &args.request())),
+        Command::Learnings(args) => mutation(cmd_annotation(ctx, &args.request())),
+        Command::Files(args) => mutation(cmd_links(
+            ctx,
+            LinkKind::Files,
+            &args.links,
+            args.append_stable,
+        )),
+        Command::Docs(args) => mutation(cmd_links(ctx, LinkKind::Docs, args, false)),
         Command::Test(args) => mutation(cmd_test(ctx, args)),
         Command::Deps(args) if args.is_read() => cmd_deps_read(ctx, args).map(CommandOutput::Read),
         Command::Deps(args) => mutation(cmd_deps(ctx, args)),

@@ -10,11 +10,12 @@
 use clap::Args;
 
 use crate::commands::{
-    ActivityArgs, AggregateArgs, AnnotationArgs, AppendArgs, BenchArgs, ClaimArgs, CloseArgs,
-    Command, CompletionsArgs, ContextArgs, ContractsArgs, CreateArgs, DeleteArgs, DepsArgs,
-    EventsArgs, GcArgs, GetArgs, GraphArgs, HealthArgs, HistoryArgs, HistoryRepairArgs, InitArgs,
-    ItemArgs, LinksArgs, ListArgs, MergeArgs, NextArgs, ReindexArgs, ReleaseArgs, RestoreArgs,
-    SearchArgs, StatsArgs, TestArgs, UpdateArgs, ValidateArgs, WhereArgs,
+    ActivityArgs, AggregateArgs, AppendArgs, BenchArgs, ClaimArgs, CloseArgs, Command,
+    CommentsArgs, CompletionsArgs, ContextArgs, ContractsArgs, CreateArgs, DeleteArgs, DepsArgs,
+    EventsArgs, FilesArgs, GcArgs, GetArgs, GraphArgs, HealthArgs, HistoryArgs, HistoryRepairArgs,
+    InitArgs, ItemArgs, LearningsArgs, LinksArgs, ListArgs, MergeArgs, NextArgs, NotesArgs,
+    ReindexArgs, ReleaseArgs, RestoreArgs, SearchArgs, StatsArgs, TestArgs, UpdateArgs,
+    ValidateArgs, WhereArgs,
 };
 use crate::read_output::{CommandKind, Surface};
 use GuardRule::{Always, Never, WhenWriting};
@@ -170,10 +171,10 @@ pub static DELETE: CommandSpec = mutation("delete", DeleteArgs::augment_args);
 pub static RESTORE: CommandSpec = mutation("restore", RestoreArgs::augment_args);
 pub static APPEND: CommandSpec = mutation("append", AppendArgs::augment_args);
 pub static COMMENTS: CommandSpec =
-    modal("comments", AnnotationArgs::augment_args).on(Surface::Comments);
-pub static NOTES: CommandSpec = modal("notes", AnnotationArgs::augment_args).on(Surface::Notes);
-pub static LEARNINGS: CommandSpec = modal("learnings", AnnotationArgs::augment_args);
-pub static FILES: CommandSpec = modal("files", LinksArgs::augment_args).on(Surface::Files);
+    modal("comments", CommentsArgs::augment_args).on(Surface::Comments);
+pub static NOTES: CommandSpec = modal("notes", NotesArgs::augment_args).on(Surface::Notes);
+pub static LEARNINGS: CommandSpec = modal("learnings", LearningsArgs::augment_args);
+pub static FILES: CommandSpec = modal("files", FilesArgs::augment_args).on(Surface::Files);
 pub static DOCS: CommandSpec = modal("docs", LinksArgs::augment_args).on(Surface::Docs);
 pub static TEST: CommandSpec = modal("test", TestArgs::augment_args).aliases(&["tests"]);
 pub static DEPS: CommandSpec = CommandSpec::new(
@@ -308,11 +309,11 @@ impl Command {
             Command::Delete(_) => fixed(&DELETE),
             Command::Restore(_) => fixed(&RESTORE),
             Command::Append(_) => fixed(&APPEND),
-            Command::Comments(a) => writing_if(&COMMENTS, a.add.is_some()),
-            Command::Notes(a) => writing_if(&NOTES, a.add.is_some()),
-            Command::Learnings(a) => writing_if(&LEARNINGS, a.add.is_some()),
-            Command::Files(a) => writing_if(&FILES, links(&a.add, &a.remove)),
-            Command::Docs(a) => writing_if(&DOCS, links(&a.add, &a.remove)),
+            Command::Comments(a) => writing_if(&COMMENTS, a.request().writes()),
+            Command::Notes(a) => writing_if(&NOTES, a.request().writes()),
+            Command::Learnings(a) => writing_if(&LEARNINGS, a.request().writes()),
+            Command::Files(a) => writing_if(&FILES, a.links.writes()),
+            Command::Docs(a) => writing_if(&DOCS, a.writes()),
             Command::Test(a) => writing_if(&TEST, links(&a.add, &a.remove)),
             Command::Deps(a) => writing_if(&DEPS, !a.is_read()),
             Command::HistoryRepair(_) => fixed(&HISTORY_REPAIR),

@@ -441,6 +441,17 @@ pub(super) fn guidance(code: ErrorCode) -> Guidance {
                 "Use --validate-close warn only when governance permits an evidenced exception.",
             ],
         },
+        ErrorCode::StructuredEventImmutable => Guidance {
+            title: "JSON context events cannot be changed",
+            required: "Leave the JSON event as it is and add a new one (or a text note) that supersedes it.",
+            why: Some(
+                "Notes added with --add-json are merge-safe context events: they are only ever appended, so concurrent branches never disagree about them.",
+            ),
+            examples: &["pm notes <id> --add-json '{\"type\":\"decision\",\"summary\":\"…\"}'"],
+            next_steps: &[
+                "List the notes (pm notes <id>) to find the text note you meant to change.",
+            ],
+        },
         ErrorCode::LikelyDuplicate => Guidance {
             title: "Likely duplicate item",
             required: "Reuse an existing item, or explicitly acknowledge the duplicate with --allow-duplicate.",

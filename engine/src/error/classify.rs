@@ -54,6 +54,7 @@ impl Error {
             Error::CursorNotInResult { .. } => ErrorCode::InvalidQueryCursor,
             Error::MissingCreateOptions { .. } => ErrorCode::MissingRequiredOption,
             Error::CloseValidation { .. } => ErrorCode::CloseValidationMissingFields,
+            Error::StructuredEventImmutable { .. } => ErrorCode::StructuredEventImmutable,
             Error::LikelyDuplicate { .. } => ErrorCode::LikelyDuplicate,
             Error::SourceIncomplete { .. } => ErrorCode::ListSourceIncomplete,
             Error::Internal { .. } => ErrorCode::Internal,

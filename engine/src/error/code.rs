@@ -112,6 +112,8 @@ pub enum ErrorCode {
     TrackerRootUnreadable,
     /// A close under strict close validation lacks closure fields.
     CloseValidationMissingFields,
+    /// An edit or deletion of a JSON context event (notes added with `--add-json`).
+    StructuredEventImmutable,
     /// A create under strict duplicate detection found likely duplicates.
     LikelyDuplicate,
     /// `pm merge install` outside a git worktree.
@@ -175,6 +177,7 @@ impl ErrorCode {
         ErrorCode::ExpectHashRequiresMutation,
         ErrorCode::TrackerRootUnreadable,
         ErrorCode::CloseValidationMissingFields,
+        ErrorCode::StructuredEventImmutable,
         ErrorCode::LikelyDuplicate,
         ErrorCode::MergeRootNotFound,
         ErrorCode::MergeGitConfigUnwritable,
@@ -241,6 +244,7 @@ impl ErrorCode {
             ErrorCode::ExpectHashRequiresMutation => "expect_hash_requires_mutation",
             ErrorCode::TrackerRootUnreadable => "tracker_root_unreadable",
             ErrorCode::CloseValidationMissingFields => "close_validation_missing_fields",
+            ErrorCode::StructuredEventImmutable => "structured_event_immutable",
             ErrorCode::LikelyDuplicate => "likely_duplicate",
             ErrorCode::MergeRootNotFound => "merge_root_not_found",
             ErrorCode::MergeGitConfigUnwritable => "merge_git_config_unwritable",
@@ -271,7 +275,8 @@ impl ErrorCode {
             | ErrorCode::CommandFailed
             | ErrorCode::ProjectionOptionsMutuallyExclusive
             | ErrorCode::UnknownFieldProjection
-            | ErrorCode::CloseValidationMissingFields => ErrorFamily::InvalidArgument,
+            | ErrorCode::CloseValidationMissingFields
+            | ErrorCode::StructuredEventImmutable => ErrorFamily::InvalidArgument,
             ErrorCode::UnsupportedSearchMode | ErrorCode::UnsupportedSubcommand => {
                 ErrorFamily::InvalidArgument
             }

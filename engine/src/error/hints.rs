@@ -194,6 +194,9 @@ impl Error {
                 "pass {} (see `pm create --help --type {type_name}`)",
                 flags.join(", ")
             )),
+            Error::StructuredEventImmutable { id, .. } => Some(format!(
+                "JSON context events are append-only: add a new one with `pm notes {id} --add-json '<json>'` that supersedes it"
+            )),
             Error::CloseValidation { id, missing } => Some(format!(
                 "pass {} on the close (or set them with `pm update {id}`), or use --validate-close warn",
                 missing

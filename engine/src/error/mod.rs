@@ -392,6 +392,17 @@ pub enum Error {
         missing: Vec<String>,
     },
 
+    /// `notes --edit`/`--delete` of a JSON context event: those are append-only.
+    #[error("Structured context events are append-only and cannot be edited.")]
+    StructuredEventImmutable {
+        /// The item id.
+        id: String,
+        /// The flag that addressed the event (`--edit`, `--delete`).
+        flag: String,
+        /// The event's 1-based position.
+        index: usize,
+    },
+
     /// `create` under strict duplicate detection found likely duplicates; nothing was written.
     #[error("{}", crate::governance::similarity::refusal_message(matches))]
     LikelyDuplicate {

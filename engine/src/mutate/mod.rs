@@ -8,6 +8,8 @@ mod current;
 mod expect;
 mod lifecycle;
 mod linked_tests;
+mod links;
+mod log_entries;
 mod protocol;
 mod reconcile;
 mod repair;
@@ -15,14 +17,13 @@ mod repair_all;
 mod restore;
 mod update;
 
-pub use annotate::{
-    AnnotationKind, LinkKind, LinkedPath, add_annotation, append_body, deps_add, deps_remove,
-    link_add, link_remove,
-};
+pub use annotate::{append_body, deps_add, deps_remove};
 pub use create::{NewItem, create};
 pub use expect::{ExpectedRevision, changes_since};
 pub use lifecycle::{CloseRequest, claim, close, close_item, release, reopen};
 pub use linked_tests::{LinkedTest, tests_add, tests_remove};
+pub use links::{LinkEdit, LinkGlob, LinkKind, LinkedPath, PathMigration, edit_links};
+pub use log_entries::{AnnotationKind, LogAction, LogEdit, add_annotation, edit_log};
 pub(crate) use protocol::{Locked, lock_item};
 pub use protocol::{Mutation, read_item};
 pub(crate) use reconcile::plan_verified;

@@ -10,4 +10,5 @@ pub mod files;
 pub mod guard;
 pub mod item;
 pub mod linked_tests;
+pub mod log_args;
 pub mod update;

@@ -85,6 +85,18 @@ pub(super) fn docs(value: Value) -> Option<Value> {
     non_empty(rows.into_iter().map(Value::Object).collect())
 }
 
+/// Sorts linked-path rows the way `docs` are stored: by scope, path, then note (`pm files`
+/// sorts its list this way too unless `--append-stable` is given).
+pub fn sort_linked_paths(rows: &mut Vec<Value>) {
+    let empty = Map::new();
+    js::sort_by(rows, |a, b| {
+        compare_linked_paths(
+            a.as_object().unwrap_or(&empty),
+            b.as_object().unwrap_or(&empty),
+        )
+    });
+}
+
 fn compare_linked_paths(a: &Map<String, Value>, b: &Map<String, Value>) -> Ordering {
     locale_compare(str_or_empty(a, "scope"), str_or_empty(b, "scope"))
         .then_with(|| locale_compare(str_or_empty(a, "path"), str_or_empty(b, "path")))

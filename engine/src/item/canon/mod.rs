@@ -8,6 +8,7 @@ mod linked_tests;
 mod plan;
 mod schema;
 
+pub use collections::sort_linked_paths;
 pub use linked_tests::sort_tests_legacy;
 pub use schema::{CanonSchema, UnknownFieldPolicy};
 
