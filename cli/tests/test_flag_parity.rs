@@ -12,6 +12,9 @@ use serde_json::Value;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
+/// Allow-list rows: command → the flags listed (`None` for a command not built).
+type AllowList = BTreeMap<String, Option<BTreeSet<String>>>;
+
 /// pm-cli commands outside the core surface (extension/package management, self-update,
 /// telemetry): not part of the parity promise.
 const OUT_OF_SCOPE: [&str; 6] = [
@@ -81,7 +84,7 @@ fn accepted(root: &clap::Command, cmd: &clap::Command) -> BTreeSet<String> {
 }
 
 /// The allow-list rows: command → the flags listed (`None` for a command not built).
-fn allow_list() -> Result<BTreeMap<String, Option<BTreeSet<String>>>, Box<dyn std::error::Error>> {
+fn allow_list() -> Result<AllowList, Box<dyn std::error::Error>> {
     let doc = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../docs/compatibility.md"
