@@ -12,6 +12,7 @@ mod test_aggregate;
 mod test_bench;
 mod test_calibration;
 mod test_clock_reads;
+mod test_close_append;
 mod test_concurrency;
 mod test_context_sections;
 mod test_contracts;

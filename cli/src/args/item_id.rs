@@ -35,6 +35,26 @@ impl ItemId {
     }
 }
 
+impl ItemId {
+    /// Returns the id and the next operand of a command whose id is followed by another
+    /// operand (`append <id> [text]`, `restore <id> <version>`): with `--id`, the first
+    /// operand is that next one (`pm append --id X 'text'`).
+    ///
+    /// # Errors
+    /// A usage error when neither or two different ids are given, or an operand is left over.
+    pub fn with_next<'a>(&'a self, next: Option<&'a str>) -> Result<(&'a str, Option<&'a str>)> {
+        match (self.flag.as_deref(), self.operand.as_deref(), next) {
+            (Some(id), Some(operand), None) => Ok((id, Some(operand))),
+            (Some(id), Some(operand), Some(next)) if operand == id => Ok((id, Some(next))),
+            (Some(id), Some(_), Some(next)) => Err(usage(
+                UsageKind::UnexpectedArgument,
+                format!("with --id {id}, the operand {next} is one too many"),
+            )),
+            _ => Ok((self.get()?, next)),
+        }
+    }
+}
+
 fn usage(kind: UsageKind, detail: String) -> CliError {
     CliError::Usage {
         kind,

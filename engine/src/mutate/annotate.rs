@@ -14,7 +14,12 @@ use crate::ids::normalize_id_input;
 ///
 /// # Errors
 /// `invalid_argument_value` for empty text; lock, ownership, revision and I/O errors.
-pub fn append_body(ctx: &MutationContext, raw_id: &str, text: &str) -> Result<Mutation> {
+pub fn append_body(
+    ctx: &MutationContext,
+    raw_id: &str,
+    text: &str,
+    message: Option<String>,
+) -> Result<Mutation> {
     if text.trim().is_empty() {
         return Err(Error::InvalidArgument {
             field: "text".into(),
@@ -31,7 +36,11 @@ pub fn append_body(ctx: &MutationContext, raw_id: &str, text: &str) -> Result<Mu
     } else {
         format!("{}\n\n{text}", doc.body.trim_end())
     };
-    locked.commit("append", doc, EntryExtras::default())
+    let extras = EntryExtras {
+        message,
+        ..EntryExtras::default()
+    };
+    locked.commit("append", doc, extras)
 }
 
 /// Adds dependency rows (`pm deps <id> --add id=<id>,kind=<kind>`); each target must exist.

@@ -5,9 +5,12 @@
 use serde_json::{Map, Value, json};
 
 use super::MutationContext;
-use super::protocol::{EntryExtras, Mutation, lock_existing};
+use super::protocol::{EntryExtras, Mutation, lock_existing, resolve_existing};
+use crate::clock::format_iso_ms;
 use crate::error::{Error, LifecycleConflict, Result};
 use crate::governance::{CloseValidation, check_close};
+use crate::query::parse_when;
+use crate::timestamp::parse_timestamp;
 
 /// What `pm close` asks for besides the id.
 #[derive(Clone, Debug, Default)]
@@ -25,6 +28,12 @@ pub struct CloseRequest {
     /// `--validate-close [mode]` as typed (`Some("")` for the bare flag; `None`:
     /// `governance.close_validation_default`).
     pub validate_close: Option<String>,
+    /// `--completed-at` as typed: when the work was actually done, an ISO instant or an
+    /// offset from the close time (`-2d`); `None` keeps a stored `completed_at` or uses the
+    /// close time.
+    pub completed_at: Option<String>,
+    /// `--duplicate-of <id>`: close as a duplicate of this (existing) item.
+    pub duplicate_of: Option<String>,
 }
 
 /// Closes an item with a reason (`pm close <id> <reason>`); see [`close_item`].
@@ -71,6 +80,11 @@ pub fn close_item(ctx: &MutationContext, raw_id: &str, request: &CloseRequest) -
     .map(str::trim)
     .find(|r| !r.is_empty())
     .unwrap_or_default();
+    let duplicate = duplicate_fields(ctx, raw_id, request)?;
+    let reason = match &duplicate {
+        Some(dup) if reason.is_empty() => dup.resolution.as_str(),
+        _ => reason,
+    };
     if reason.is_empty() && governance.require_close_reason {
         return Err(Error::InvalidArgument {
             field: "reason".into(),
@@ -111,14 +125,36 @@ pub fn close_item(ctx: &MutationContext, raw_id: &str, request: &CloseRequest) -
             meta.insert(key.into(), json!(value));
         }
     }
+    if let Some(dup) = &duplicate {
+        for (key, value) in [
+            ("resolution", &dup.resolution),
+            ("expected_result", &dup.expected_result),
+            ("actual_result", &dup.actual_result),
+        ] {
+            if !meta.contains_key(key) {
+                meta.insert(key.into(), json!(value));
+            }
+        }
+    }
     let warnings = check_close(&locked.id, meta, validation)?;
     meta.insert("status".into(), json!(ctx.schema.statuses.close_status()));
     meta.insert("closed_at".into(), json!(now));
-    if !meta.contains_key("completed_at") {
-        meta.insert("completed_at".into(), json!(now));
+    match &request.completed_at {
+        Some(raw) => {
+            let base = parse_timestamp(&now).unwrap_or_default();
+            let at = parse_when("--completed-at", raw, base)?;
+            meta.insert("completed_at".into(), json!(format_iso_ms(at)));
+        }
+        None if !meta.contains_key("completed_at") => {
+            meta.insert("completed_at".into(), json!(now));
+        }
+        None => {}
     }
     if !reason.is_empty() {
         meta.insert("close_reason".into(), json!(reason));
+    }
+    if let Some(dup) = &duplicate {
+        meta.insert("duplicate_of".into(), json!(dup.target));
     }
     meta.shift_remove("assignee");
     if meta.get("type").and_then(Value::as_str) == Some("Plan") {
@@ -134,6 +170,40 @@ pub fn close_item(ctx: &MutationContext, raw_id: &str, request: &CloseRequest) -
     )?;
     closed.receipt_warnings.extend(warnings);
     Ok(closed)
+}
+
+/// The closure fields `--duplicate-of` fills (where the request leaves them empty).
+struct DuplicateFields {
+    target: String,
+    resolution: String,
+    expected_result: String,
+    actual_result: String,
+}
+
+/// Resolves `--duplicate-of`: the target must be another existing item.
+fn duplicate_fields(
+    ctx: &MutationContext,
+    raw_id: &str,
+    request: &CloseRequest,
+) -> Result<Option<DuplicateFields>> {
+    let Some(raw) = request.duplicate_of.as_deref() else {
+        return Ok(None);
+    };
+    let target = resolve_existing(ctx, raw)?;
+    if resolve_existing(ctx, raw_id).is_ok_and(|id| id == target) {
+        return Err(Error::InvalidArgument {
+            field: "--duplicate-of".into(),
+            value: raw.into(),
+            reason: "an item cannot be a duplicate of itself; name the canonical item".into(),
+            allowed: Vec::new(),
+        });
+    }
+    Ok(Some(DuplicateFields {
+        resolution: format!("Duplicate of {target}"),
+        expected_result: format!("Canonical item {target} tracks the work."),
+        actual_result: format!("Closed as duplicate of {target}."),
+        target,
+    }))
 }
 
 /// Reopens a closed or canceled item (`pm item reopen <id> <reason>`).

@@ -1,8 +1,9 @@
-//! `pm close <id> <reason>`: moves an item to the close status with a reason, optionally
+//! `pm close <id> [reason]`: moves an item to the close status with a reason, optionally
 //! setting the closure fields inline and choosing the close-validation mode.
 
 use pm_engine::mutate::{CloseRequest, close_item};
 
+use crate::args::item_id::ItemId;
 use crate::ctx::Ctx;
 use crate::failure::Result;
 use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
@@ -14,9 +15,9 @@ use crate::mutation::{MutationOutput, ReceiptArgs, receipt_for, with_context};
 /// expected_result and actual_result.
 #[derive(Debug, clap::Args)]
 pub struct CloseArgs {
-    /// The item id
-    #[arg(value_name = "ID")]
-    pub id: String,
+    /// The item.
+    #[command(flatten)]
+    pub item: ItemId,
 
     /// Why the item is closed
     #[arg(value_name = "REASON")]
@@ -29,6 +30,16 @@ pub struct CloseArgs {
     /// Close reason text (alias for the positional reason)
     #[arg(long, value_name = "TEXT")]
     pub close_reason: Option<String>,
+
+    /// When the work was actually done, if not at close time: an ISO instant or an offset such
+    /// as -2d (closed_at stays the close time)
+    #[arg(long, value_name = "WHEN", allow_hyphen_values = true)]
+    pub completed_at: Option<String>,
+
+    /// Close as a duplicate of this item: records duplicate_of and fills the reason,
+    /// resolution, expected and actual result you leave unset
+    #[arg(short = 'd', long, value_name = "ID")]
+    pub duplicate_of: Option<String>,
 
     /// History message
     #[arg(short = 'm', long, value_name = "TEXT")]
@@ -65,19 +76,28 @@ pub struct CloseArgs {
 /// `item_already_closed`, a missing reason, `close_validation_missing_fields`, ownership, lock
 /// and revision conflicts.
 pub fn cmd_close(ctx: &Ctx, args: &CloseArgs) -> Result<(MutationOutput, Vec<String>)> {
+    let (id, reason) = args.item.with_next(args.reason.as_deref())?;
     let request = CloseRequest {
-        reason: [&args.reason, &args.reason_flag, &args.close_reason]
-            .into_iter()
-            .find_map(Clone::clone)
-            .unwrap_or_default(),
+        reason: [
+            reason,
+            args.reason_flag.as_deref(),
+            args.close_reason.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .next()
+        .unwrap_or_default()
+        .to_string(),
         message: args.message.clone(),
         resolution: args.resolution.clone(),
         expected_result: args.expected_result.clone(),
         actual_result: args.actual_result.clone(),
         validate_close: args.validate_close.clone(),
+        completed_at: args.completed_at.clone(),
+        duplicate_of: args.duplicate_of.clone(),
     };
     let m = with_context(ctx, "close", args.force, |mctx, _| {
-        Ok(close_item(mctx, &args.id, &request)?)
+        Ok(close_item(mctx, id, &request)?)
     })?;
     Ok((receipt_for(&m, &args.receipt), m.warnings))
 }
