@@ -67,6 +67,7 @@ mod test_skipped_files;
 mod test_symlinks;
 mod test_time_windows;
 mod test_transcript;
+mod test_update_flags;
 mod test_usage_errors;
 mod test_validate;
 mod test_validate_checks;

@@ -88,11 +88,22 @@ const FIELD_FLAGS: &[(&str, Option<&str>, &str, &str)] = &[
     ("resolution", None, "resolution", "Resolution"),
     (
         "expected-result",
-        None,
+        Some("expected"),
         "expected_result",
         "Expected result",
     ),
-    ("actual-result", None, "actual_result", "Actual result"),
+    (
+        "actual-result",
+        Some("actual"),
+        "actual_result",
+        "Actual result",
+    ),
+    (
+        "order",
+        Some("rank"),
+        "order",
+        "Planning order (a whole number; lower comes first)",
+    ),
     (
         "affected-version",
         None,
@@ -120,6 +131,12 @@ const FIELD_FLAGS: &[(&str, Option<&str>, &str, &str)] = &[
         "Definition of ready",
     ),
 ];
+
+/// The one-letter spellings of the field flags that have one.
+const FIELD_SHORTS: &[(&str, char)] = &[("description", 'd'), ("status", 's'), ("priority", 'p')];
+
+/// `--regression [BOOL]`: the one field flag whose value is optional (bare means true).
+const REGRESSION: &str = "regression";
 
 /// The scalar field flags as typed, in flag-table order.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -152,7 +169,7 @@ impl FieldFlags {
 impl FromArgMatches for FieldFlags {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let mut given = Vec::new();
-        for (_, _, key, _) in FIELD_FLAGS {
+        for key in FIELD_FLAGS.iter().map(|f| f.2).chain([REGRESSION]) {
             if let Some(values) = matches.get_many::<String>(key) {
                 given.push((key.to_string(), values.cloned().collect()));
             }
@@ -174,13 +191,26 @@ impl Args for FieldFlags {
                 .value_name("VALUE")
                 .help(*help)
                 .action(ArgAction::Append)
+                .allow_hyphen_values(true)
                 .help_heading("Fields");
             if let Some(alias) = alias {
                 arg = arg.visible_alias(*alias);
             }
+            if let Some((_, short)) = FIELD_SHORTS.iter().find(|(k, _)| k == key) {
+                arg = arg.short(*short);
+            }
             cmd = cmd.arg(arg);
         }
-        cmd
+        cmd.arg(
+            Arg::new(REGRESSION)
+                .long(REGRESSION)
+                .value_name("BOOL")
+                .help("Regression marker: true or false (the bare flag means true)")
+                .num_args(0..=1)
+                .default_missing_value("true")
+                .action(ArgAction::Append)
+                .help_heading("Fields"),
+        )
     }
 
     fn augment_args_for_update(cmd: Command) -> Command {

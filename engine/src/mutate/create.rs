@@ -182,8 +182,9 @@ fn given_options(item: &NewItem) -> GivenOptions {
             FieldEdit::Unset(key) => options.cleared.push(key.clone()),
             FieldEdit::AddTags(_) => options.given.push("tags".into()),
             FieldEdit::AddAcceptance(_) => options.given.push("ac".into()),
+            FieldEdit::CompletedAt(_) => options.given.push("completed_at".into()),
             FieldEdit::AddDependency(_) => options.given.push("dep".into()),
-            FieldEdit::RemoveTags(_) => {}
+            FieldEdit::RemoveTags(_) | FieldEdit::RemoveAcceptance(_) => {}
         }
     }
     options

@@ -18,6 +18,9 @@ pub const DEPENDENCY_KINDS: &[&str] = &["blocks", "parent", "child", "related", 
 /// Timestamp fields a flag may set (stored in `toISOString()` form).
 const TIMESTAMP_FIELDS: &[&str] = &["deadline", "completed_at", "closed_at"];
 
+/// The values `--regression` accepts (a bare flag means true).
+const REGRESSION_VALUES: &[&str] = &["true", "false", "1", "0"];
+
 /// Fields no edit may set or unset directly (the protocol owns them).
 const PROTECTED_FIELDS: &[&str] = &["id", "created_at", "updated_at"];
 
@@ -46,6 +49,12 @@ pub enum FieldEdit {
     RemoveTags(Vec<String>),
     /// Append an acceptance criterion (`--add-ac`), joined with `; `.
     AddAcceptance(String),
+    /// Remove the acceptance criterion with exactly this text (`--remove-ac`); one that
+    /// matches nothing refuses the edit.
+    RemoveAcceptance(String),
+    /// Correct `completed_at` of a closed or canceled item (`update --completed-at`): an ISO
+    /// instant or an offset from now such as `-2d`.
+    CompletedAt(String),
     /// Add a dependency row (`--dep`).
     AddDependency(DependencySeed),
 }
@@ -135,6 +144,7 @@ pub fn update(
     locked.check_ownership()?;
     let mut doc = locked.draft();
     apply_edits(&mut locked, &mut doc, edits)?;
+    refuse_open_completion(ctx, &doc, edits)?;
     if let Some(status) = edits.iter().find_map(|e| match e {
         FieldEdit::Set { key, .. } if key == "status" => doc.str_field("status"),
         _ => None,
@@ -156,6 +166,27 @@ pub fn update(
     )
 }
 
+/// `update --completed-at` corrects the completion time of a closed or canceled item; on an
+/// open one it would record work as done that is not.
+fn refuse_open_completion(ctx: &MutationContext, doc: &ItemDoc, edits: &[FieldEdit]) -> Result<()> {
+    let sets_completion = edits.iter().any(|e| matches!(e, FieldEdit::CompletedAt(_)));
+    let status = doc.str_field("status").unwrap_or_default();
+    if sets_completion && !ctx.schema.statuses.is_terminal(status) {
+        return Err(Error::InvalidArgument {
+            field: "--completed-at".into(),
+            value: doc
+                .str_field("completed_at")
+                .unwrap_or_default()
+                .to_string(),
+            reason: format!(
+                "the item is {status}; --completed-at corrects a closed or canceled item (close it with pm close --completed-at)"
+            ),
+            allowed: Vec::new(),
+        });
+    }
+    Ok(())
+}
+
 /// Applies `edits` in order to `doc` under the lock held by `locked`.
 pub(crate) fn apply_edits(
     locked: &mut Locked,
@@ -172,6 +203,14 @@ fn apply_edit(locked: &mut Locked, doc: &mut ItemDoc, edit: &FieldEdit) -> Resul
     let ctx = locked.ctx;
     let meta = &mut doc.metadata;
     match edit {
+        FieldEdit::CompletedAt(raw) => {
+            let now = parse_timestamp(&locked.now).unwrap_or_default();
+            let at = crate::query::parse_when("--completed-at", raw, now)?;
+            meta.insert(
+                "completed_at".into(),
+                json!(crate::clock::format_iso_ms(at)),
+            );
+        }
         FieldEdit::Set { key, value } => {
             refuse_protected(key, value)?;
             let parsed = parse_field(ctx, &locked.id, key, value)?;
@@ -221,6 +260,7 @@ fn apply_edit(locked: &mut Locked, doc: &mut ItemDoc, edit: &FieldEdit) -> Resul
             };
             meta.insert("acceptance_criteria".into(), Value::String(joined));
         }
+        FieldEdit::RemoveAcceptance(text) => remove_acceptance(meta, text)?,
         FieldEdit::AddDependency(seed) => {
             let target = resolve_reference(ctx, &locked.id, "--dep", &seed.id)?;
             let row = json!({
@@ -322,12 +362,57 @@ fn parse_field(ctx: &MutationContext, id: &str, key: &str, raw: &str) -> Result<
             Value::String(resolve_reference(ctx, id, "--parent", value)?)
         }
         "tags" => Value::Array(split_list(value).into_iter().map(Value::String).collect()),
+        "order" => match value.parse::<i64>() {
+            Ok(n) => json!(n),
+            Err(_) => return Err(invalid("expected a whole number", Vec::new())),
+        },
+        "regression" => match value.to_ascii_lowercase().as_str() {
+            "" | "true" | "1" => Value::Bool(true),
+            "false" | "0" => Value::Bool(false),
+            _ => {
+                return Err(invalid(
+                    "expected true or false",
+                    allowed(REGRESSION_VALUES),
+                ));
+            }
+        },
         k if TIMESTAMP_FIELDS.contains(&k) => match parse_timestamp(value) {
             Some(ms) => Value::String(crate::clock::format_iso_ms(ms)),
             None => return Err(invalid("expected an ISO-8601 date or instant", Vec::new())),
         },
         _ => Value::String(value.to_string()),
     })
+}
+
+/// Removes the `; `-separated acceptance criterion equal to `text` (both trimmed); the field
+/// goes away with its last criterion.
+fn remove_acceptance(meta: &mut Map<String, Value>, text: &str) -> Result<()> {
+    let text = text.trim();
+    let stored = meta
+        .get("acceptance_criteria")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let all: Vec<&str> = stored.split(';').map(str::trim).collect();
+    let kept: Vec<&str> = all.iter().copied().filter(|c| *c != text).collect();
+    if kept.len() == all.len() {
+        return Err(Error::InvalidArgument {
+            field: "--remove-ac".into(),
+            value: text.to_string(),
+            reason: "no acceptance criterion has exactly this text".into(),
+            allowed: all
+                .iter()
+                .filter(|c| !c.is_empty())
+                .map(|c| c.to_string())
+                .collect(),
+        });
+    }
+    let kept: Vec<&str> = kept.into_iter().filter(|c| !c.is_empty()).collect();
+    if kept.is_empty() {
+        meta.shift_remove("acceptance_criteria");
+    } else {
+        meta.insert("acceptance_criteria".into(), json!(kept.join("; ")));
+    }
+    Ok(())
 }
 
 fn allowed(values: &[&str]) -> Vec<String> {

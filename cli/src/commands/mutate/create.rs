@@ -29,7 +29,7 @@ pub struct CreateArgs {
     pub type_flag: Option<String>,
 
     /// Item title, instead of the second operand
-    #[arg(long, value_name = "TITLE")]
+    #[arg(short = 't', long, value_name = "TITLE")]
     pub title: Option<String>,
 
     /// Use this id instead of minting one (normalized with the tracker prefix)
@@ -41,8 +41,16 @@ pub struct CreateArgs {
     pub dep: Vec<String>,
 
     /// Markdown body
-    #[arg(long, value_name = "TEXT")]
+    #[arg(short = 'b', long, value_name = "TEXT", conflicts_with = "body_file")]
     pub body: Option<String>,
+
+    /// Markdown body read from this file
+    #[arg(long, value_name = "PATH")]
+    pub body_file: Option<std::path::PathBuf>,
+
+    /// Add tags on top of --tags (comma-separated, repeatable)
+    #[arg(long, value_name = "TAGS")]
+    pub add_tags: Vec<String>,
 
     /// History message
     #[arg(long, value_name = "TEXT")]
@@ -112,14 +120,21 @@ pub fn cmd_create(ctx: &Ctx, args: &CreateArgs) -> Result<(MutationOutput, Vec<S
         ));
     };
     let id = args.id.clone().or_else(|| take(&mut doc, "id"));
-    let body_from_doc = args.body.is_none() && doc.contains_key("body");
-    let body = args
-        .body
-        .clone()
+    let flag_body = match &args.body_file {
+        Some(path) => Some(read_body_file(path)?),
+        None => args.body.clone(),
+    };
+    let body_from_doc = flag_body.is_none() && doc.contains_key("body");
+    let body_given = flag_body.is_some() || body_from_doc;
+    let body = flag_body
         .or_else(|| take(&mut doc, "body"))
         .unwrap_or_default();
     let mut edits = edits_from_json(&doc);
     edits.extend(args.fields.edits());
+    let add_tags: Vec<String> = args.add_tags.iter().flat_map(|t| split_list(t)).collect();
+    if !add_tags.is_empty() {
+        edits.push(FieldEdit::AddTags(add_tags));
+    }
     for dep in &args.dep {
         edits.push(FieldEdit::AddDependency(DependencySeed::parse(
             dep,
@@ -133,7 +148,7 @@ pub fn cmd_create(ctx: &Ctx, args: &CreateArgs) -> Result<(MutationOutput, Vec<S
     if ctx.explicit_author_flag().is_some() {
         given.push("author".to_string());
     }
-    if args.body.is_some() || body_from_doc {
+    if body_given {
         given.push("body".to_string());
     }
     let item = NewItem {
@@ -216,6 +231,22 @@ impl ClearFlags {
         .into_iter()
         .filter_map(|(on, key)| on.then_some(key))
     }
+}
+
+/// Reads a `--body-file` (a path relative to the current directory).
+///
+/// # Errors
+/// `invalid_argument_value` naming the file and the I/O error when it cannot be read.
+pub(crate) fn read_body_file(path: &std::path::Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| {
+        Error::invalid_argument(
+            "--body-file",
+            &path.display().to_string(),
+            format!("cannot read the file: {e}"),
+            Vec::new(),
+        )
+        .into()
+    })
 }
 
 /// Reads the `--stdin-json` document (a JSON object).
