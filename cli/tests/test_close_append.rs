@@ -4,39 +4,24 @@
 
 use serde_json::Value;
 
-use crate::common::write_transcript::transcript;
-use crate::common::{Run, TestTracker};
+use crate::common::TestTracker;
+use crate::common::write_transcript::replay_steps;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-fn replay_step(index: usize, name: &str, json: bool) -> TestResult {
-    let t = transcript()?;
-    let steps = t.steps()?;
-    assert_eq!(steps[index].name, name);
-    let tmp = tempfile::tempdir()?;
-    let ws = tmp.path().join("work");
-    t.workspace_at(&steps[index - 1].name, &ws)?;
-    let failures = t.replay(&ws, &[&steps[index]], json)?;
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    Ok(())
-}
-
 #[test]
 fn transcript_append_text_matches_pm_cli() -> TestResult {
-    replay_step(30, "030-append", false)?;
-    replay_step(30, "030-append", true)
+    replay_steps(30, 30, "030-append")
 }
 
 #[test]
 fn transcript_close_completed_at_matches_pm_cli() -> TestResult {
-    replay_step(32, "032-close", false)?;
-    replay_step(32, "032-close", true)
+    replay_steps(32, 32, "032-close")
 }
 
 #[test]
 fn transcript_close_duplicate_of_matches_pm_cli() -> TestResult {
-    replay_step(134, "134-close", false)?;
-    replay_step(134, "134-close", true)
+    replay_steps(134, 134, "134-close")
 }
 
 /// A tracker with the tasks pm-a1 and pm-a2.
@@ -61,14 +46,6 @@ fn body(t: &TestTracker, id: &str) -> Result<String, Box<dyn std::error::Error>>
     let run = t.pm(&["get", id, "--json"])?;
     let out: Value = serde_json::from_str(&run.stdout)?;
     Ok(out["item"]["body"].as_str().unwrap_or_default().to_string())
-}
-
-fn error_code(run: &Run) -> Result<String, Box<dyn std::error::Error>> {
-    let out: Value = serde_json::from_str(&run.stdout)?;
-    Ok(out["error"]["code"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string())
 }
 
 #[test]
@@ -102,10 +79,10 @@ fn append_refuses_two_texts_or_none_and_changes_nothing() -> TestResult {
     let before = t.snapshot()?;
     let twice = t.pm(&["append", "pm-a1", "one", "--body", "two", "--json"])?;
     assert_eq!(twice.code, 2);
-    assert_eq!(error_code(&twice)?, "conflicting_arguments");
+    assert_eq!(twice.error_code()?, "conflicting_arguments");
     let none = t.pm(&["append", "pm-a1", "--json"])?;
     assert_eq!(none.code, 2);
-    assert_eq!(error_code(&none)?, "missing_required_argument");
+    assert_eq!(none.error_code()?, "missing_required_argument");
     assert_eq!(t.snapshot()?, before);
     Ok(())
 }
@@ -137,7 +114,7 @@ fn close_completed_at_refuses_a_bad_time_and_changes_nothing() -> TestResult {
         "--json",
     ])?;
     assert_eq!(run.code, 2);
-    assert_eq!(error_code(&run)?, "invalid_argument_value");
+    assert_eq!(run.error_code()?, "invalid_argument_value");
     assert_eq!(t.snapshot()?, before);
     Ok(())
 }
@@ -148,10 +125,10 @@ fn close_duplicate_of_keeps_given_fields_and_refuses_itself_or_a_missing_target(
     let before = t.snapshot()?;
     let itself = t.pm(&["close", "pm-a1", "--duplicate-of", "pm-a1", "--json"])?;
     assert_eq!(itself.code, 2);
-    assert_eq!(error_code(&itself)?, "invalid_argument_value");
+    assert_eq!(itself.error_code()?, "invalid_argument_value");
     let missing = t.pm(&["close", "pm-a1", "-d", "pm-zz9", "--json"])?;
     assert_eq!(missing.code, 3);
-    assert_eq!(error_code(&missing)?, "item_not_found");
+    assert_eq!(missing.error_code()?, "item_not_found");
     assert_eq!(t.snapshot()?, before);
     let run = t.pm(&["close", "pm-a1", "-d", "pm-a2", "--resolution", "Merged"])?;
     assert_eq!(run.code, 0, "{}", run.stderr);

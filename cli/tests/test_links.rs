@@ -5,32 +5,13 @@
 use serde_json::Value;
 
 use crate::common::TestTracker;
-use crate::common::write_transcript::transcript;
+use crate::common::write_transcript::replay_steps;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-fn replay_link_steps(json: bool) -> TestResult {
-    let t = transcript()?;
-    let steps = t.steps()?;
-    let segment: Vec<_> = steps[24..=28].iter().collect();
-    assert_eq!(segment[0].name, "024-files");
-    assert_eq!(segment[4].name, "028-docs");
-    let tmp = tempfile::tempdir()?;
-    let ws = tmp.path().join("work");
-    t.workspace_at("023-learnings", &ws)?;
-    let failures = t.replay(&ws, &segment, json)?;
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    Ok(())
-}
-
 #[test]
-fn transcript_link_steps_match_pm_cli_in_toon() -> TestResult {
-    replay_link_steps(false)
-}
-
-#[test]
-fn transcript_link_steps_match_pm_cli_in_json() -> TestResult {
-    replay_link_steps(true)
+fn transcript_link_steps_match_pm_cli() -> TestResult {
+    replay_steps(24, 28, "024-files")
 }
 
 /// A tracker with task pm-k1 and the workspace files `src/a.rs`, `src/b.rs`, `docs/x.md`.
@@ -62,14 +43,6 @@ fn links(
             (text("path"), text("note"))
         })
         .collect())
-}
-
-fn error_code(run: &crate::common::Run) -> Result<String, Box<dyn std::error::Error>> {
-    let out: Value = serde_json::from_str(&run.stdout)?;
-    Ok(out["error"]["code"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string())
 }
 
 fn pair(path: &str, note: &str) -> (String, String) {
@@ -130,7 +103,7 @@ fn migrate_rewrites_prefixes_and_refuses_when_nothing_matches() -> TestResult {
     assert_eq!(links(&t, "docs")?, [pair("guide/x.md", "")]);
     let refused = t.pm(&["docs", "pm-k1", "--migrate", "from=nope/,to=x/", "--json"])?;
     assert_ne!(refused.code, 0);
-    assert!(!error_code(&refused)?.is_empty(), "{}", refused.stdout);
+    assert!(!refused.error_code()?.is_empty(), "{}", refused.stdout);
     assert_eq!(links(&t, "docs")?, [pair("guide/x.md", "")]);
     Ok(())
 }
@@ -148,7 +121,7 @@ fn validate_paths_refuses_a_missing_path_and_writes_nothing() -> TestResult {
         "--json",
     ])?;
     assert_eq!(run.code, 2, "{}", run.stdout);
-    assert_eq!(error_code(&run)?, "invalid_argument_value");
+    assert_eq!(run.error_code()?, "invalid_argument_value");
     assert!(run.stdout.contains("docs/missing.md"), "{}", run.stdout);
     assert_eq!(t.snapshot()?, before);
     let run = t.pm(&["docs", "pm-k1", "--add", "docs/x.md", "--validate-paths"])?;
@@ -177,7 +150,7 @@ fn note_without_an_add_is_refused() -> TestResult {
     let t = linked()?;
     let run = t.pm(&["files", "pm-k1", "--note", "orphan", "--json"])?;
     assert_eq!(run.code, 2, "{}", run.stdout);
-    assert_eq!(error_code(&run)?, "invalid_argument_value");
+    assert_eq!(run.error_code()?, "invalid_argument_value");
     Ok(())
 }
 

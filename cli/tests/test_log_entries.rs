@@ -2,32 +2,13 @@
 //! `--edit`, `--delete`, `--id`, `--limit`, `--message` and the notes filters. pm-cli's write
 //! transcript steps 009–023 replay byte for byte from its snapshot 008.
 
-use crate::common::write_transcript::transcript;
+use crate::common::write_transcript::replay_steps;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-fn replay_annotation_steps(json: bool) -> TestResult {
-    let t = transcript()?;
-    let steps = t.steps()?;
-    let segment: Vec<_> = steps[9..=23].iter().collect();
-    assert_eq!(segment[0].name, "009-comments");
-    assert_eq!(segment[14].name, "023-learnings");
-    let tmp = tempfile::tempdir()?;
-    let ws = tmp.path().join("work");
-    t.workspace_at("008-create", &ws)?;
-    let failures = t.replay(&ws, &segment, json)?;
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    Ok(())
-}
-
 #[test]
-fn transcript_annotation_steps_match_pm_cli_in_toon() -> TestResult {
-    replay_annotation_steps(false)
-}
-
-#[test]
-fn transcript_annotation_steps_match_pm_cli_in_json() -> TestResult {
-    replay_annotation_steps(true)
+fn transcript_annotation_steps_match_pm_cli() -> TestResult {
+    replay_steps(9, 23, "009-comments")
 }
 
 use crate::common::TestTracker;
@@ -50,14 +31,6 @@ fn entries(t: &TestTracker, command: &str) -> Result<Vec<Value>, Box<dyn std::er
     assert_eq!(run.code, 0, "{}", run.stderr);
     let out: Value = serde_json::from_str(&run.stdout)?;
     Ok(out[command].as_array().cloned().unwrap_or_default())
-}
-
-fn error_code(run: &crate::common::Run) -> Result<String, Box<dyn std::error::Error>> {
-    let out: Value = serde_json::from_str(&run.stdout)?;
-    Ok(out["error"]["code"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string())
 }
 
 #[test]
@@ -90,7 +63,7 @@ fn edits_and_deletes_address_stored_positions_and_refuse_others() -> TestResult 
     ] {
         let run = t.pm(&args)?;
         assert_eq!(
-            (run.code, error_code(&run)?.as_str()),
+            (run.code, run.error_code()?.as_str()),
             (2, "invalid_argument_value"),
             "{args:?}"
         );
@@ -104,7 +77,7 @@ fn edits_and_deletes_address_stored_positions_and_refuse_others() -> TestResult 
     ] {
         let run = t.pm(&args)?;
         assert_eq!(
-            (run.code, error_code(&run)?.as_str()),
+            (run.code, run.error_code()?.as_str()),
             (2, "conflicting_arguments"),
             "{args:?}"
         );
@@ -159,13 +132,13 @@ fn json_events_are_append_only_and_filterable() -> TestResult {
         }
         let run = t.pm(&args)?;
         assert_eq!(
-            (run.code, error_code(&run)?.as_str()),
+            (run.code, run.error_code()?.as_str()),
             (2, "structured_event_immutable")
         );
     }
     let run = t.pm(&["notes", "pm-l1", "--add-json", "[1]", "--json"])?;
     assert_eq!(
-        (run.code, error_code(&run)?.as_str()),
+        (run.code, run.error_code()?.as_str()),
         (2, "invalid_argument_value")
     );
     assert_eq!(t.snapshot()?, before);
@@ -182,7 +155,7 @@ fn json_events_are_append_only_and_filterable() -> TestResult {
     assert_eq!(filtered(&["--since", "2999-01-01T00:00:00Z"])?, 0);
     let run = t.pm(&["notes", "pm-l1", "--since", "soon", "--json"])?;
     assert_eq!(
-        (run.code, error_code(&run)?.as_str()),
+        (run.code, run.error_code()?.as_str()),
         (2, "invalid_argument_value")
     );
     Ok(())

@@ -4,33 +4,19 @@
 
 use serde_json::Value;
 
-use crate::common::write_transcript::transcript;
+use crate::common::write_transcript::replay_steps;
 use crate::common::{Run, TestTracker};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-fn replay_step(index: usize, name: &str) -> TestResult {
-    let t = transcript()?;
-    let steps = t.steps()?;
-    assert_eq!(steps[index].name, name);
-    for json in [false, true] {
-        let tmp = tempfile::tempdir()?;
-        let ws = tmp.path().join("work");
-        t.workspace_at(&steps[index - 1].name, &ws)?;
-        let failures = t.replay(&ws, &[&steps[index]], json)?;
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
-    }
-    Ok(())
-}
-
 #[test]
 fn transcript_update_body_and_actual_matches_pm_cli() -> TestResult {
-    replay_step(29, "029-update")
+    replay_steps(29, 29, "029-update")
 }
 
 #[test]
 fn transcript_update_clear_collections_matches_pm_cli() -> TestResult {
-    replay_step(31, "031-update")
+    replay_steps(31, 31, "031-update")
 }
 
 /// A tracker with the task pm-u1 (criteria `a; b`).
@@ -49,14 +35,6 @@ fn item(t: &TestTracker) -> Result<Value, Box<dyn std::error::Error>> {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let out: Value = serde_json::from_str(&run.stdout)?;
     Ok(out["item"].clone())
-}
-
-fn error_code(run: &Run) -> Result<String, Box<dyn std::error::Error>> {
-    let out: Value = serde_json::from_str(&run.stdout)?;
-    Ok(out["error"]["code"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string())
 }
 
 fn ok(run: Run) -> TestResult {
@@ -101,7 +79,7 @@ fn short_flags_id_flag_and_body_file_set_the_fields() -> TestResult {
     assert_eq!(item(&t)?["body"], "From a file");
     let missing = t.pm(&["update", "pm-u1", "--body-file", "nope.md", "--json"])?;
     assert_eq!(missing.code, 2);
-    assert_eq!(error_code(&missing)?, "invalid_argument_value");
+    assert_eq!(missing.error_code()?, "invalid_argument_value");
     let both = t.pm(&[
         "update",
         "pm-u1",
@@ -123,7 +101,7 @@ fn remove_ac_removes_an_exact_criterion_and_refuses_an_unknown_one() -> TestResu
     let before = t.snapshot()?;
     let run = t.pm(&["update", "pm-u1", "--remove-ac", "zz", "--json"])?;
     assert_eq!(run.code, 2);
-    assert_eq!(error_code(&run)?, "invalid_argument_value");
+    assert_eq!(run.error_code()?, "invalid_argument_value");
     assert_eq!(t.snapshot()?, before);
     Ok(())
 }
@@ -152,7 +130,7 @@ fn order_regression_and_result_aliases_are_typed_fields() -> TestResult {
         (Some(false), Some(-1))
     );
     let bad = t.pm(&["update", "pm-u1", "--order", "first", "--json"])?;
-    assert_eq!(error_code(&bad)?, "invalid_argument_value");
+    assert_eq!(bad.error_code()?, "invalid_argument_value");
     Ok(())
 }
 
@@ -162,7 +140,7 @@ fn completed_at_corrects_a_closed_item_only() -> TestResult {
     let before = t.snapshot()?;
     let open = t.pm(&["update", "pm-u1", "--completed-at", "-1d", "--json"])?;
     assert_eq!(open.code, 2);
-    assert_eq!(error_code(&open)?, "invalid_argument_value");
+    assert_eq!(open.error_code()?, "invalid_argument_value");
     assert_eq!(t.snapshot()?, before);
     ok(t.pm(&["close", "pm-u1", "done"])?)?;
     ok(t.pm(&["update", "pm-u1", "--completed-at", "2026-01-02T03:04:05Z"])?)?;

@@ -36,6 +36,17 @@ pub struct Run {
     pub code: i32,
 }
 
+impl Run {
+    /// Returns the `error.code` of a `--json` failure (empty when stdout has none).
+    pub fn error_code(&self) -> Result<String, Box<dyn Error>> {
+        let out: serde_json::Value = serde_json::from_str(&self.stdout)?;
+        Ok(out["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string())
+    }
+}
+
 impl TestTracker {
     /// Returns a fresh workspace without a tracker.
     pub fn new() -> Result<TestTracker, Box<dyn Error>> {

@@ -205,3 +205,24 @@ fn tracker_files(
     }
     Ok(out)
 }
+
+/// Replays pm-cli's steps `first..=last` (checking that `first` is named `first_name`) from
+/// its snapshot of step `first - 1`, in TOON and in JSON, and fails with every difference.
+pub fn replay_steps(
+    first: usize,
+    last: usize,
+    first_name: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let t = transcript()?;
+    let steps = t.steps()?;
+    assert_eq!(steps[first].name, first_name);
+    let segment: Vec<_> = steps[first..=last].iter().collect();
+    for json in [false, true] {
+        let tmp = tempfile::tempdir()?;
+        let ws = tmp.path().join("work");
+        t.workspace_at(&steps[first - 1].name, &ws)?;
+        let failures = t.replay(&ws, &segment, json)?;
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+    Ok(())
+}
